@@ -1,0 +1,167 @@
+# weir — one entry point. See README.md.
+#
+#   make                 library (shared + static), tests, examples
+#   make test [SAN=1]    bootstrap, build, run every test; ends with "N passed, N failed"
+#   make run             start weir-demo on 127.0.0.1:8080
+#   make install PREFIX=/usr/local DESTDIR=
+#   make uninstall
+#   make fuzz FUZZ_TIME=60
+#   make bench
+#   make clean
+#
+# New sources are picked up by wildcard: lib/**/*.cc and capi/*.cc make the
+# library; tests/unit/**/test_*.cc, tests/integration/test_*.cc and
+# tests/capi/test_*.c each make one test binary; fuzz/*.cc one fuzzer each.
+
+VERSION_MAJOR := 0
+VERSION_MINOR := 1
+VERSION_PATCH := 0
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+FUZZ_TIME ?= 60
+SAN ?= 0
+
+CXX ?= g++
+CC ?= gcc
+CLANGXX ?= $(shell command -v clang++-14 || command -v clang++)
+
+ifeq ($(SAN),1)
+B := build/san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+OPT := -O1
+else
+B := build
+SANFLAGS :=
+OPT := -O2
+endif
+
+WARN := -Wall -Wextra -Wno-missing-field-initializers
+CPPFLAGS := -Iinclude -Ilib -DWEIR_SOURCE_DIR=\"$(CURDIR)\"
+CXXFLAGS := -std=c++20 $(OPT) -g $(WARN) -fPIC -fvisibility=hidden -fvisibility-inlines-hidden $(SANFLAGS)
+CFLAGS := -std=c11 $(OPT) -g $(WARN) $(SANFLAGS)
+LDLIBS := -luring -lpthread
+
+LIB_SRCS := $(sort $(shell find lib capi -name '*.cc'))
+LIB_OBJS := $(LIB_SRCS:%.cc=$(B)/obj/%.o)
+SO_REAL := $(B)/lib/libweir.so.$(VERSION)
+SO_NAME := $(B)/lib/libweir.so.$(VERSION_MAJOR)
+SO_LINK := $(B)/lib/libweir.so
+STATIC := $(B)/lib/libweir.a
+
+UNIT_SRCS := $(sort $(shell find tests/unit -name 'test_*.cc' 2>/dev/null))
+INTEG_SRCS := $(sort $(wildcard tests/integration/test_*.cc))
+CAPI_SRCS := $(sort $(wildcard tests/capi/test_*.c))
+TEST_BINS := $(UNIT_SRCS:%.cc=$(B)/%) $(INTEG_SRCS:%.cc=$(B)/%) $(CAPI_SRCS:%.c=$(B)/%)
+TEST_SUPPORT := $(sort $(wildcard tests/support/*.cc))
+TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.cc=$(B)/obj/%.o)
+
+EXAMPLE_C := $(sort $(wildcard examples/c/*.c))
+EXAMPLE_BINS := $(patsubst examples/c/%.c,$(B)/bin/%,$(EXAMPLE_C))
+BENCH_SRCS := $(sort $(wildcard bench/*/main.c bench/*/main.cc))
+
+FUZZ_SRCS := $(sort $(wildcard fuzz/*.cc))
+FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.cc=build/fuzz/%)
+
+.PHONY: all lib tests examples test run install uninstall fuzz fuzz-smoke bench clean bootstrap
+.DEFAULT_GOAL := all
+
+all: lib tests examples
+
+lib: $(SO_LINK) $(STATIC)
+
+$(B)/obj/%.o: %.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
+
+$(STATIC): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(SO_REAL): $(LIB_OBJS) capi/weir.map
+	@mkdir -p $(dir $@)
+	$(CXX) -shared $(SANFLAGS) -Wl,-soname,libweir.so.$(VERSION_MAJOR) -Wl,--version-script=capi/weir.map \
+	    $(if $(filter 1,$(SAN)),,-Wl,-z,defs) -o $@ $(LIB_OBJS) $(LDLIBS)
+
+$(SO_NAME): $(SO_REAL)
+	ln -sf $(notdir $<) $@
+
+$(SO_LINK): $(SO_NAME)
+	ln -sf $(notdir $<) $@
+
+# Unit and integration tests link the static library: they may reach internals.
+$(B)/tests/unit/%: tests/unit/%.cc $(STATIC) $(TEST_SUPPORT_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC) -lcmocka $(LDLIBS)
+
+$(B)/tests/integration/%: tests/integration/%.cc $(STATIC) $(TEST_SUPPORT_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC) -lcmocka $(LDLIBS)
+
+# ABI tests are plain C against the shared library, as a consumer would be.
+$(B)/tests/capi/%: tests/capi/%.c $(SO_LINK)
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude $(CFLAGS) -o $@ $< -L$(B)/lib -Wl,-rpath,$(CURDIR)/$(B)/lib -lweir -lcmocka
+
+tests: $(TEST_BINS)
+
+$(B)/bin/%: examples/c/%.c $(SO_LINK)
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude $(CFLAGS) -o $@ $< -L$(B)/lib -Wl,-rpath,$(CURDIR)/$(B)/lib -lweir -lpthread
+
+examples: $(EXAMPLE_BINS)
+
+bootstrap:
+	@scripts/bootstrap
+
+test: bootstrap
+	$(MAKE) all SAN=$(SAN)
+	@scripts/run-tests $(B) $(SAN)
+
+run: bootstrap
+	$(MAKE) lib examples
+	@if [ -x $(B)/bin/weir-demo ]; then exec $(B)/bin/weir-demo --addr 127.0.0.1:8080; \
+	else echo "weir-demo is not built yet: the engine has not landed (see issues)"; exit 1; fi
+
+install: $(SO_LINK) $(STATIC)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 0644 include/weir.h $(DESTDIR)$(INCLUDEDIR)/weir.h
+	install -m 0755 $(SO_REAL) $(DESTDIR)$(LIBDIR)/
+	ln -sf libweir.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libweir.so.$(VERSION_MAJOR)
+	ln -sf libweir.so.$(VERSION_MAJOR) $(DESTDIR)$(LIBDIR)/libweir.so
+	install -m 0644 $(STATIC) $(DESTDIR)$(LIBDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g' capi/weir.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/weir.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(INCLUDEDIR)/weir.h $(DESTDIR)$(LIBDIR)/libweir.so* $(DESTDIR)$(LIBDIR)/libweir.a \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/weir.pc
+
+# ---- fuzzing (clang + libFuzzer, ASan + UBSan)
+FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Ilib
+FUZZ_LIB_SRCS := $(filter lib/http1/% lib/conn/% lib/util/% capi/%,$(LIB_SRCS))
+
+build/fuzz/%: fuzz/%.cc $(FUZZ_LIB_SRCS)
+	@mkdir -p $(dir $@)
+	@if [ -z "$(CLANGXX)" ]; then echo "clang++ not found: run scripts/bootstrap"; exit 1; fi
+	$(CLANGXX) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRCS) $(LDLIBS)
+
+fuzz: $(FUZZ_BINS)
+	@scripts/run-fuzz $(FUZZ_TIME) $(FUZZ_BINS)
+
+# A few seconds each, from make test when clang is present.
+fuzz-smoke: $(FUZZ_BINS)
+	@scripts/run-fuzz 5 $(FUZZ_BINS)
+
+bench: bootstrap
+	$(MAKE) all
+	@scripts/run-bench
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,463 @@
+/*
+ * weir.h — the whole public C API of weir, a native HTTP/1.1 server engine
+ * for Linux (epoll and io_uring) behind a plain C ABI.
+ *
+ * Threading model
+ * ---------------
+ * - Nothing here is thread-safe unless its comment says so.
+ * - The pure functions (version, errors, the HTTP/1 parser and chunked
+ *   decoder) keep no hidden state: any thread may call them on its own data.
+ * - An engine is driven from one "control" thread at a time (create, listen,
+ *   start, shutdown, destroy). weir_engine_metrics may be called from any
+ *   thread at any time between create and destroy.
+ * - Each worker is one event loop owned by one thread at a time: the thread
+ *   weir_engine_start spawned for it (inline mode), or the host thread that
+ *   calls weir_worker_poll on it (driven mode).
+ * - An exchange belongs to its worker's thread. The one cross-thread call is
+ *   weir_respond on an exchange that was deferred (weir_defer) or that was
+ *   returned by weir_worker_poll: it may be called from any thread, once.
+ *
+ * Errors
+ * ------
+ * Functions return 0 (or a count) on success and a negative errno on failure
+ * (-EINVAL, -ENOMEM, -EADDRINUSE, ...). weir's own codes live in a band
+ * outside errno, from -(WEIR_E_BASE + 1) down; weir_strerror and
+ * weir_err_name name any code, never returning NULL. There is no
+ * thread-local "last error". weir never prints, exits, installs a signal
+ * handler or raises SIGPIPE.
+ *
+ * ABI
+ * ---
+ * Structs that may grow begin with `uint32_t size`; set it with the matching
+ * *_init function (or to sizeof) and weir reads only the fields that size
+ * covers. Fields are only ever added at the end. Within libweir.so.0 no
+ * existing symbol, field offset or constant changes meaning.
+ */
+#ifndef WEIR_H
+#define WEIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define WEIR_API __attribute__((visibility("default")))
+#else
+#define WEIR_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                    */
+/* ------------------------------------------------------------------------ */
+
+#define WEIR_VERSION_MAJOR 0
+#define WEIR_VERSION_MINOR 1
+#define WEIR_VERSION_PATCH 0
+#define WEIR_VERSION_HEX ((WEIR_VERSION_MAJOR << 16) | (WEIR_VERSION_MINOR << 8) | WEIR_VERSION_PATCH)
+
+/* The library's version as WEIR_VERSION_HEX packs it; compare with the
+ * header's to detect a mismatch at run time. Any thread. */
+WEIR_API uint32_t weir_version(void);
+/* "MAJOR.MINOR.PATCH", static storage. Any thread. */
+WEIR_API const char *weir_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* weir's own codes are -(WEIR_E_BASE + n); errno values stay below 4096. */
+#define WEIR_E_BASE 10000
+
+/* Parser: the input ends before the element is complete; call again with more. */
+#define WEIR_E_INCOMPLETE (-(WEIR_E_BASE + 1))
+/* Request-line errors. */
+#define WEIR_E_BAD_METHOD (-(WEIR_E_BASE + 2))           /* 400: method is not a token            */
+#define WEIR_E_BAD_TARGET (-(WEIR_E_BASE + 3))           /* 400: request-target syntax           */
+#define WEIR_E_BAD_VERSION (-(WEIR_E_BASE + 4))          /* 400: HTTP-version syntax             */
+#define WEIR_E_VERSION_UNSUPPORTED (-(WEIR_E_BASE + 5))  /* 505: well-formed, not 1.0 or 1.1     */
+#define WEIR_E_BAD_REQUEST_LINE (-(WEIR_E_BASE + 6))     /* 400: separators, empty parts         */
+#define WEIR_E_REQUEST_LINE_TOO_LONG (-(WEIR_E_BASE + 7)) /* 414                                 */
+/* Field (header and trailer) errors. */
+#define WEIR_E_BAD_LINE_ENDING (-(WEIR_E_BASE + 8))      /* 400: bare CR or bare LF              */
+#define WEIR_E_BAD_HEADER_NAME (-(WEIR_E_BASE + 9))      /* 400: name is not a token             */
+#define WEIR_E_WS_BEFORE_COLON (-(WEIR_E_BASE + 10))     /* 400: "Name :"                        */
+#define WEIR_E_BAD_HEADER_VALUE (-(WEIR_E_BASE + 11))    /* 400: NUL or CTL in a value           */
+#define WEIR_E_OBS_FOLD (-(WEIR_E_BASE + 12))            /* 400: line folding                    */
+#define WEIR_E_HEADERS_TOO_LARGE (-(WEIR_E_BASE + 13))   /* 431: header section bytes            */
+#define WEIR_E_TOO_MANY_HEADERS (-(WEIR_E_BASE + 14))    /* 431: field count                     */
+/* Semantic errors, found once the header section is complete. */
+#define WEIR_E_MISSING_HOST (-(WEIR_E_BASE + 15))        /* 400: HTTP/1.1 without Host           */
+#define WEIR_E_DUPLICATE_HOST (-(WEIR_E_BASE + 16))      /* 400                                  */
+#define WEIR_E_BAD_HOST (-(WEIR_E_BASE + 17))            /* 400: Host value syntax               */
+#define WEIR_E_BAD_CONTENT_LENGTH (-(WEIR_E_BASE + 18))  /* 400: non-digits, overflow, mismatch  */
+#define WEIR_E_CL_AND_TE (-(WEIR_E_BASE + 19))           /* 400: both framings                   */
+#define WEIR_E_BAD_TRANSFER_ENCODING (-(WEIR_E_BASE + 20)) /* 400: chunked not last, or twice    */
+#define WEIR_E_UNKNOWN_TRANSFER_CODING (-(WEIR_E_BASE + 21)) /* 501                              */
+#define WEIR_E_BODY_TOO_LARGE (-(WEIR_E_BASE + 22))      /* 413                                  */
+#define WEIR_E_EXPECTATION_FAILED (-(WEIR_E_BASE + 23))  /* 417: Expect other than 100-continue  */
+/* Chunked body errors. */
+#define WEIR_E_BAD_CHUNK (-(WEIR_E_BASE + 24))           /* 400: size line or data CRLF          */
+#define WEIR_E_CHUNK_EXT_TOO_LONG (-(WEIR_E_BASE + 25))  /* 400                                  */
+#define WEIR_E_TRAILERS_TOO_LARGE (-(WEIR_E_BASE + 26))  /* 431                                  */
+/* Engine errors. */
+#define WEIR_E_STATE (-(WEIR_E_BASE + 40))      /* the call does not fit the object's state       */
+#define WEIR_E_GONE (-(WEIR_E_BASE + 41))       /* the exchange's connection died; answer dropped */
+#define WEIR_E_SHUTDOWN (-(WEIR_E_BASE + 42))   /* the engine is shutting down or shut down       */
+#define WEIR_E_UNAVAILABLE (-(WEIR_E_BASE + 43)) /* the backend is not available on this kernel  */
+#define WEIR_E_LAST (-(WEIR_E_BASE + 63))
+
+/* A static description of rc (any negative errno or weir code; 0 is "success").
+ * Never NULL; unknown codes give "unknown error". Any thread. */
+WEIR_API const char *weir_strerror(int rc);
+/* The symbolic name of rc: "EINVAL", "WEIR_E_BAD_HOST", ... Never NULL;
+ * unknown codes give "UNKNOWN". Any thread. */
+WEIR_API const char *weir_err_name(int rc);
+
+/* ------------------------------------------------------------------------ */
+/* Views                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* A view into someone else's memory: not NUL-terminated. */
+typedef struct weir_str_t {
+    const char *ptr;
+    size_t len;
+} weir_str_t;
+
+typedef struct weir_header_t {
+    weir_str_t name;
+    weir_str_t value; /* leading and trailing whitespace removed */
+} weir_header_t;
+
+/* ------------------------------------------------------------------------ */
+/* HTTP/1.1 request parser (RFC 9112, RFC 9110), pure and zero-copy          */
+/* ------------------------------------------------------------------------ */
+
+/* Limits; each breach has its own code and HTTP status. */
+typedef struct weir_http1_limits {
+    uint32_t size;
+    uint32_t max_request_line;  /* bytes of the request line, CRLF excluded: 8192 -> 414    */
+    uint32_t max_header_bytes;  /* bytes after the request line through the empty line:
+                                   16384 -> 431                                              */
+    uint32_t max_headers;       /* field lines: 100 -> 431                                  */
+    uint32_t max_chunk_ext;     /* bytes of one chunk-size line's extensions: 256 -> 400    */
+    uint32_t max_trailer_bytes; /* trailer section bytes: 4096 -> 431                       */
+    uint32_t max_trailers;      /* trailer field lines: 32 -> 431                           */
+    uint32_t reserved_;         /* zero                                                     */
+    uint64_t max_body;          /* decoded body bytes: 1 MiB (1048576) -> 413               */
+} weir_http1_limits;
+
+/* Fills every default above. Any thread. */
+WEIR_API void weir_http1_limits_init(weir_http1_limits *limits);
+
+/* weir_http1_request.target_form */
+#define WEIR_TARGET_ORIGIN 1    /* /path?query                         */
+#define WEIR_TARGET_ABSOLUTE 2  /* http://host/path?query              */
+#define WEIR_TARGET_AUTHORITY 3 /* host:port, CONNECT only             */
+#define WEIR_TARGET_ASTERISK 4  /* *, OPTIONS only                     */
+
+/* weir_http1_request.body_kind */
+#define WEIR_BODY_NONE 0
+#define WEIR_BODY_LENGTH 1  /* content_length bytes follow the head  */
+#define WEIR_BODY_CHUNKED 2 /* decode with weir_http1_chunked_*      */
+
+/* weir_http1_request.flags */
+#define WEIR_REQ_KEEP_ALIVE 0x1u      /* the connection may carry another request     */
+#define WEIR_REQ_EXPECT_CONTINUE 0x2u /* Expect: 100-continue (HTTP/1.1 only)         */
+#define WEIR_REQ_UPGRADE 0x4u         /* Connection: upgrade with an Upgrade field     */
+
+typedef struct weir_http1_request {
+    uint32_t size;
+    uint32_t version_minor; /* 0 or 1                                             */
+    uint32_t target_form;   /* WEIR_TARGET_*                                      */
+    uint32_t body_kind;     /* WEIR_BODY_*                                        */
+    uint32_t flags;         /* WEIR_REQ_*                                         */
+    uint32_t num_headers;   /* entries filled in the caller's headers array       */
+    weir_str_t method;
+    weir_str_t target; /* the whole request-target                                */
+    weir_str_t path;   /* origin/absolute form: the path ("/" when absent); else empty */
+    weir_str_t query;  /* after '?', without it; empty when absent                */
+    weir_str_t host;   /* the Host field value (empty view when absent)           */
+    uint64_t content_length; /* when body_kind == WEIR_BODY_LENGTH                */
+    weir_header_t *headers;  /* the caller's array                                */
+} weir_http1_request;
+
+/*
+ * Parses one request head (request line and header section) from
+ * buf[0, len). Keeps no state between calls: on WEIR_E_INCOMPLETE, call again
+ * with the same bytes and more. Parsing any input split at any byte boundary
+ * gives exactly the result of parsing it whole: each prefix answers either
+ * WEIR_E_INCOMPLETE or the whole input's answer.
+ *
+ * headers/headers_cap: the caller's array for the field views; more fields
+ * than min(headers_cap, limits->max_headers) is WEIR_E_TOO_MANY_HEADERS.
+ * limits may be NULL (defaults). req->size must be set (sizeof).
+ *
+ * Returns the length of the head (> 0; the body, if any, starts there),
+ * WEIR_E_INCOMPLETE, a parse error (weir_http1_status names its status), or
+ * -EINVAL for NULL req or headers, NULL buf with len > 0, or a bad size.
+ * Views in *req point into buf and live as long as buf does. Any thread.
+ */
+WEIR_API int weir_http1_parse_request(const char *buf, size_t len, const weir_http1_limits *limits,
+                                      weir_http1_request *req, weir_header_t *headers, size_t headers_cap);
+
+/* The HTTP status a parse error calls for (400, 413, 414, 417, 431, 501, 505),
+ * or 0 when rc is not a parse error. Any thread. */
+WEIR_API int weir_http1_status(int rc);
+
+/* Incremental chunked-body decoder. Fields marked private are not to be read. */
+typedef struct weir_http1_chunked {
+    uint32_t size;
+    uint32_t state_;        /* private                                              */
+    uint64_t chunk_left_;   /* private                                              */
+    uint64_t body_len;      /* decoded bytes so far                                 */
+    uint64_t raw_len;       /* raw bytes consumed so far                            */
+    uint64_t trailer_off;   /* once done: raw offset where the trailer section starts */
+    uint64_t trailer_len;   /* once done: its bytes, final CRLF included (2 if none) */
+    uint32_t num_trailers;  /* once done: trailer field lines                       */
+    uint32_t count_;        /* private                                              */
+    weir_http1_limits limits_; /* private copy                                      */
+} weir_http1_chunked;
+
+/* Starts a decoder; limits may be NULL (defaults). Returns 0 or -EINVAL. */
+WEIR_API int weir_http1_chunked_init(weir_http1_chunked *d, const weir_http1_limits *limits);
+
+/*
+ * Decodes raw chunked bytes in[0, in_len), writing the chunk data to out
+ * (out may equal in or lie before it: decoding in place is allowed, since data
+ * never outruns the raw bytes it came from). On return *in_used raw bytes were
+ * consumed and *out_len data bytes written.
+ *
+ * Returns 0 when the body is complete (last chunk, trailer section and final
+ * CRLF consumed: bytes after *in_used belong to the next message),
+ * WEIR_E_INCOMPLETE when all input was consumed and more is needed, or an
+ * error (WEIR_E_BAD_CHUNK, WEIR_E_CHUNK_EXT_TOO_LONG, WEIR_E_BODY_TOO_LARGE,
+ * WEIR_E_TRAILERS_TOO_LARGE, WEIR_E_TOO_MANY_HEADERS, or a field error).
+ * Trailer fields are validated here and never used for framing; parse them
+ * into views with weir_http1_parse_trailers. Any thread.
+ */
+WEIR_API int weir_http1_chunked_decode(weir_http1_chunked *d, const char *in, size_t in_len, size_t *in_used,
+                                       char *out, size_t *out_len);
+
+/*
+ * Parses a complete trailer section (as located by trailer_off/trailer_len:
+ * zero or more field lines, then CRLF) into views. Returns the number of
+ * fields, or an error as for weir_http1_parse_request. Any thread.
+ */
+WEIR_API int weir_http1_parse_trailers(const char *buf, size_t len, const weir_http1_limits *limits,
+                                       weir_header_t *headers, size_t headers_cap);
+
+/* ------------------------------------------------------------------------ */
+/* Engine                                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef struct weir_engine weir_engine;     /* one backend, N workers            */
+typedef struct weir_worker weir_worker;     /* one loop; owned by its engine     */
+typedef struct weir_exchange weir_exchange; /* one request and its response      */
+
+/* weir_config.backend */
+#define WEIR_BACKEND_EPOLL 1
+#define WEIR_BACKEND_URING 2
+
+/* weir_config.mode */
+#define WEIR_MODE_INLINE 1 /* weir_engine_start runs each worker; on_request is called on it */
+#define WEIR_MODE_DRIVEN 2 /* the host runs each worker with weir_worker_poll                */
+
+/* Log levels given to weir_config.log. */
+#define WEIR_LOG_ERROR 1
+#define WEIR_LOG_WARN 2
+#define WEIR_LOG_INFO 3
+
+/* Called on the worker's thread for each complete request (inline mode). It
+ * must answer with weir_respond before it returns, or call weir_defer and
+ * answer later from any thread. */
+typedef void (*weir_handler_fn)(void *user, weir_exchange *ex);
+/* msg is NUL-terminated and valid only during the call; any worker thread. */
+typedef void (*weir_log_fn)(void *user, int level, const char *msg);
+
+typedef struct weir_config {
+    uint32_t size;
+    uint32_t port;           /* 0 picks one, resolved once for all workers: 0        */
+    const char *host;        /* numeric IPv4 or IPv6 address: "127.0.0.1"             */
+    uint32_t backend;        /* WEIR_BACKEND_*: WEIR_BACKEND_EPOLL                    */
+    uint32_t workers;        /* loops; 0 = online CPUs: 0                             */
+    uint32_t mode;           /* WEIR_MODE_*: WEIR_MODE_INLINE                         */
+    uint32_t accept_batch;   /* accepts per door per pass; 0 drains the backlog: 16   */
+    weir_handler_fn on_request; /* inline mode: required                              */
+    void *user;              /* passed to on_request                                  */
+    uint32_t backlog;        /* listen(2) backlog: 1024                               */
+    uint32_t defer_accept;   /* TCP_DEFER_ACCEPT on listeners: 1                      */
+    uint32_t linger_ms;      /* pause linger; 0 closes at once: 1500                  */
+    uint32_t tcp_nodelay;    /* TCP_NODELAY on connections: 1                         */
+    uint32_t read_buffer_size;  /* per-connection read buffer (pooled): 16384         */
+    uint32_t max_output_bytes;  /* unsent output before the connection is closed:
+                                   4194304                                            */
+    uint32_t max_connections;   /* per worker; over it, accept and close: 10000       */
+    uint32_t max_pipeline;      /* requests parsed ahead of their answers per
+                                   connection: 64                                    */
+    uint32_t header_timeout_ms; /* first byte to complete head (and body): 10000     */
+    uint32_t idle_timeout_ms;   /* keep-alive wait for the next request: 60000        */
+    uint32_t write_timeout_ms;  /* output pending without progress: 30000            */
+    uint32_t reserved_;         /* zero                                               */
+    weir_http1_limits limits;   /* parser limits and max body: weir_http1_limits_init */
+    weir_log_fn log;            /* optional                                           */
+    void *log_user;
+} weir_config;
+
+/* Fills every default listed above. Any thread. */
+WEIR_API void weir_config_init(weir_config *cfg);
+
+/* Validates cfg and creates an engine (no sockets yet). Returns 0 and fills
+ * *out, or -EINVAL (NULL, bad size, bad host, inline mode without on_request,
+ * unknown backend or mode), -ENOMEM, WEIR_E_UNAVAILABLE (backend refused by
+ * this kernel). The engine copies cfg. Control thread. */
+WEIR_API int weir_engine_create(const weir_config *cfg, weir_engine **out);
+
+/* Binds every worker's SO_REUSEPORT listener on the one resolved address.
+ * Returns 0, -EADDRINUSE, -EACCES, WEIR_E_STATE (already listening), or
+ * another negative errno. Control thread. */
+WEIR_API int weir_engine_listen(weir_engine *e);
+
+/* The bound address (after listen). Returns 0, -EINVAL, WEIR_E_STATE. Any thread. */
+WEIR_API int weir_engine_addr(weir_engine *e, struct sockaddr_storage *ss, socklen_t *len);
+
+/* Inline mode: spawns one library-owned thread per worker. Returns 0,
+ * WEIR_E_STATE (not listening, already started, or driven mode), or a
+ * negative errno. Control thread. */
+WEIR_API int weir_engine_start(weir_engine *e);
+
+/* Graceful shutdown: stop accepting, finish in-flight exchanges within
+ * grace_ns (< 0: wait without bound), then close every connection and join
+ * the workers (inline mode). In driven mode the hosts' weir_worker_poll calls
+ * return WEIR_E_SHUTDOWN once their worker has finished. Returns 0,
+ * -ETIMEDOUT (grace ran out; what was left was closed and counted), or
+ * -EINVAL. Repeated calls are harmless. Control thread. */
+WEIR_API int weir_engine_shutdown(weir_engine *e, int64_t grace_ns);
+
+/* Shuts down (grace 0) if needed and frees everything. NULL is a no-op.
+ * Control thread, after every driven host has stopped polling. */
+WEIR_API void weir_engine_destroy(weir_engine *e);
+
+/* Driven mode: the index-th worker (0 <= index < workers). Returns 0, -EINVAL,
+ * WEIR_E_STATE (not driven mode). The worker lives as long as its engine. */
+WEIR_API int weir_engine_worker(weir_engine *e, uint32_t index, weir_worker **out);
+
+/* The number of workers. Any thread. */
+WEIR_API int weir_engine_workers(weir_engine *e);
+
+/*
+ * Driven mode: runs passes of worker w's loop (I/O, accept batch, timers,
+ * flush of answers given since the last pass) until at least one request is
+ * ready or timeout_ms passes (-1: no bound; 0: one pass, no wait), and returns
+ * up to max requests in out. While accepts are owed it runs further passes
+ * (up to max_connections accepts' worth) before returning. Returns the count
+ * (>= 0), -EINVAL, WEIR_E_STATE (not listening), or WEIR_E_SHUTDOWN once the
+ * worker has finished. One host thread at a time per worker.
+ */
+WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max, int timeout_ms);
+
+/* Close reasons, indexes into weir_metrics.closes. */
+#define WEIR_CLOSE_PEER 0            /* the peer closed or reset                         */
+#define WEIR_CLOSE_NOT_KEEP_ALIVE 1  /* Connection: close, HTTP/1.0 without keep-alive  */
+#define WEIR_CLOSE_BAD_REQUEST 2     /* a parse error was answered (4xx/5xx), then close */
+#define WEIR_CLOSE_HEADER_TIMEOUT 3  /* head or body did not arrive in time             */
+#define WEIR_CLOSE_IDLE_TIMEOUT 4    /* keep-alive wait ran out                          */
+#define WEIR_CLOSE_WRITE_TIMEOUT 5   /* output made no progress in time                 */
+#define WEIR_CLOSE_OUTPUT_LIMIT 6    /* unsent output passed max_output_bytes           */
+#define WEIR_CLOSE_IO_ERROR 7        /* read/write error other than a peer close        */
+#define WEIR_CLOSE_MAX_CONNECTIONS 8 /* accepted over max_connections                   */
+#define WEIR_CLOSE_SHUTDOWN 9        /* engine shutdown closed it                        */
+#define WEIR_CLOSE_HANDLER 10        /* the handler's answer asked for close            */
+#define WEIR_CLOSE_RESOURCE 11       /* out of memory or buffers for this connection    */
+#define WEIR_CLOSE_REASONS 16
+
+/* A static name for a close reason ("peer", "bad_request", ...); "unknown"
+ * past the table. Any thread. */
+WEIR_API const char *weir_close_reason_name(uint32_t reason);
+
+typedef struct weir_metrics {
+    uint32_t size;
+    uint32_t workers;
+    uint64_t accepted;          /* connections accepted                             */
+    uint64_t accept_batches;    /* batches run                                       */
+    uint64_t accept_owed;       /* passes that ran a batch because one was owed      */
+    uint64_t accept_resource_errors; /* EMFILE/ENFILE/ENOBUFS/ENOMEM from accept      */
+    uint64_t accept_other_errors;
+    uint64_t handoffs;          /* connections passed to a sibling worker           */
+    uint64_t handoffs_owed;
+    uint64_t connections_open;  /* now                                               */
+    uint64_t requests;          /* complete requests parsed                          */
+    uint64_t responses;         /* answers written                                   */
+    uint64_t parse_errors;      /* requests answered with a parse error status       */
+    uint64_t continues_sent;    /* 100 Continue interim answers                     */
+    uint64_t bytes_in;
+    uint64_t bytes_out;
+    uint64_t loop_passes;
+    uint64_t closes[WEIR_CLOSE_REASONS]; /* by WEIR_CLOSE_*                          */
+} weir_metrics;
+
+/* Sums every worker's counters. out->size must be set; fields past it are
+ * left alone. Returns 0 or -EINVAL. Any thread. */
+WEIR_API int weir_engine_metrics(weir_engine *e, weir_metrics *out);
+
+/* ------------------------------------------------------------------------ */
+/* Exchanges                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* What a handler reads. Views point into the worker's buffers and stay valid
+ * until the exchange is answered. */
+typedef struct weir_request {
+    uint32_t size;
+    uint32_t version_minor;
+    uint32_t flags;          /* WEIR_REQ_*                                         */
+    uint32_t num_headers;
+    uint32_t num_trailers;
+    uint32_t reserved_;
+    weir_str_t method;
+    weir_str_t target;
+    weir_str_t path;
+    weir_str_t query;
+    weir_str_t host;
+    const weir_header_t *headers;
+    const weir_header_t *trailers; /* chunked bodies only                          */
+    weir_str_t body;               /* decoded, whole                                */
+    uint64_t connection_id;        /* unique within the engine                     */
+} weir_request;
+
+/* The request of ex; NULL for NULL. Valid until ex is answered. The thread
+ * that holds ex. */
+WEIR_API const weir_request *weir_exchange_request(weir_exchange *ex);
+
+/* The peer's address. Returns 0 or -EINVAL. The thread that holds ex. */
+WEIR_API int weir_exchange_peer(weir_exchange *ex, struct sockaddr_storage *ss, socklen_t *len);
+
+/* weir_respond flags */
+#define WEIR_RESPOND_CLOSE 0x1u /* close the connection after this answer */
+
+/*
+ * Answers ex: status (100 < status < 1000, not 1xx), headers (Content-Length,
+ * Transfer-Encoding, Connection and Date are weir's and are refused with
+ * -EINVAL), body. Copies everything before it returns; ex is then dead. Answers
+ * leave in request order, whichever order handlers answer in.
+ *
+ * Inline mode, inside on_request: the owning thread. After weir_defer, or for
+ * an exchange returned by weir_worker_poll: any thread, once.
+ * Returns 0, -EINVAL, -ENOMEM, or WEIR_E_GONE (the connection died first: the
+ * answer is dropped and ex is freed all the same).
+ */
+WEIR_API int weir_respond(weir_exchange *ex, int status, const weir_header_t *headers, size_t num_headers,
+                          const void *body, size_t body_len, uint32_t flags);
+
+/* Inline mode, inside on_request: the answer will come later, from any
+ * thread, through weir_respond. Returns 0 or -EINVAL (NULL, already deferred
+ * or answered). */
+WEIR_API int weir_defer(weir_exchange *ex);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEIR_H */
