@@ -73,6 +73,8 @@ class Conn {
     // n > 0 bytes landed at read_space().iov_base. Parses what it can: complete
     // requests become takeable; a parse error queues its error answer (after
     // the earlier answers) and marks the connection closing.
+    // n == 0 means the read found nothing (EAGAIN): an idle connection then
+    // gives its buffers back to the pool.
     void on_read(size_t n);
     // The peer will send no more. Complete requests are still answered; a
     // partial one is dropped; then the connection closes (WEIR_CLOSE_PEER).
@@ -119,8 +121,18 @@ class Conn {
     };
     const Counters &counters() const { return counters_; }
 
-  private:
     struct State; // pooled: buffers, exchange ring, header arrays
+
+  private:
+    void parse();
+    void complete(size_t body_off, size_t body_len, uint32_t num_trailers);
+    void refuse(int rc);
+    void flush();
+    void finish(uint32_t reason);
+    void abort(uint32_t reason);
+    void check_output_limit();
+    void relocate(char *nb, size_t ncap, size_t start);
+    void release_if_idle();
     const ConnSettings &settings_;
     ConnPool &pool_;
     State *st_ = nullptr;
@@ -148,9 +160,5 @@ class ConnPool {
     void *free_ = nullptr;
     size_t cached_ = 0;
 };
-
-// The Date header value, cached per second (RFC 9110 IMF-fixdate). Any thread;
-// refreshed lazily from CLOCK_REALTIME.
-const char *http_date_now(); // 29 chars, "Sun, 06 Nov 1994 08:49:37 GMT"
 
 } // namespace weir

@@ -1,0 +1,38 @@
+// The HTTP/1.1 response writer (pure): status line, Date, framing headers,
+// the caller's headers and the body, serialized into a Bytes buffer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "util/bytes.h"
+#include "weir.h"
+
+namespace weir::http1 {
+
+// Checks an answer before anything is queued: status 200..999, header names
+// are tokens, values hold no CR, LF or NUL, and none of the fields weir owns
+// (Content-Length, Transfer-Encoding, Connection, Date). 0 or -EINVAL.
+int validate_answer(int status, const weir_header_t *headers, size_t num_headers, const void *body,
+                    size_t body_len);
+
+struct ResponseShape {
+    bool head = false;        // the request was HEAD: framing as for the body, no body bytes
+    bool close = false;       // add Connection: close
+    bool keep_alive_10 = false; // HTTP/1.0 client that asked for keep-alive: say so
+};
+
+// Appends the whole response. false on allocation failure.
+bool write_response(Bytes &out, int status, const weir_header_t *headers, size_t num_headers, const void *body,
+                    size_t body_len, const ResponseShape &shape);
+
+// Appends weir's own answer to a request it refused (status from
+// weir_http1_status), always with Connection: close.
+bool write_error_response(Bytes &out, int status);
+
+const char *reason_phrase(int status);
+
+// The Date header value, cached per second per thread (IMF-fixdate, 29 chars).
+const char *http_date_now();
+
+} // namespace weir::http1
