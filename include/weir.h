@@ -451,6 +451,25 @@ WEIR_API int weir_exchange_peer(weir_exchange *ex, struct sockaddr_storage *ss, 
 WEIR_API int weir_respond(weir_exchange *ex, int status, const weir_header_t *headers, size_t num_headers,
                           const void *body, size_t body_len, uint32_t flags);
 
+/* One answer of a batch given to weir_respond_many. */
+typedef struct weir_answer_t {
+    weir_exchange *ex;
+    int32_t status;
+    uint32_t flags;               /* WEIR_RESPOND_*                              */
+    const weir_header_t *headers;
+    size_t num_headers;
+    const void *body;
+    size_t body_len;
+    int32_t result;               /* out: what weir_respond returned for it      */
+    uint32_t reserved_;
+} weir_answer_t;
+
+/* Gives n answers in one call (a binding pays one crossing for a whole batch).
+ * Each is applied as by weir_respond, in array order, and its result stored in
+ * answers[i].result. Returns how many succeeded (0..n), or -EINVAL for NULL
+ * with n > 0. The same threads as weir_respond. */
+WEIR_API int weir_respond_many(weir_answer_t *answers, size_t n);
+
 /* Inline mode, inside on_request: the answer will come later, from any
  * thread, through weir_respond. Returns 0 or -EINVAL (NULL, already deferred
  * or answered). */
