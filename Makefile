@@ -109,7 +109,7 @@ $(B)/tests/capi/%: tests/capi/%.c $(SO_LINK)
 
 tests: $(TEST_BINS)
 
-$(B)/bin/%: examples/c/%.c $(SO_LINK)
+$(B)/bin/%: examples/c/%.c $(wildcard examples/c/*.h) $(SO_LINK)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(CFLAGS) -o $@ $< -L$(B)/lib -Wl,-rpath,$(CURDIR)/$(B)/lib -lweir -lpthread
 

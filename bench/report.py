@@ -1,0 +1,184 @@
+"""Summaries, ratios, targets and the Markdown report for scripts/run-bench."""
+import statistics
+
+LABEL = {"weir": "weir-demo", "nginx": "nginx", "floor": "floor"}
+SCENARIO_TEXT = {
+    "keep-alive": "keep-alive, 64 connections",
+    "close": "`Connection: close`, 64 connections",
+    "pipeline-16": "16-deep pipelining, 64 connections",
+}
+
+
+def _summary(values):
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def _ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def summarize(results):
+    thr = {}
+    for scen, by_kind in results["runs"].items():
+        thr[scen] = {}
+        for kind, runs in by_kind.items():
+            thr[scen][kind] = {
+                "rps": _summary([r["rps"] for r in runs]),
+                "cpu": _summary([r["cpu_us_per_req"] for r in runs]),
+                "socket_errors": sum(r["socket_errors"] for r in runs),
+                "non2xx": sum(r["non2xx"] for r in runs),
+            }
+    idle = {k: _summary([r["bytes_per_conn"] for r in v]) for k, v in results["idle"].items()}
+
+    def med(scen, kind, what):
+        return thr.get(scen, {}).get(kind, {}).get(what, {}).get("median")
+
+    ratios = {}
+    for scen in thr:
+        ratios[scen] = {
+            "rps_nginx": _ratio(med(scen, "weir", "rps"), med(scen, "nginx", "rps")),
+            "rps_floor": _ratio(med(scen, "weir", "rps"), med(scen, "floor", "rps")),
+            "cpu_nginx": _ratio(med(scen, "weir", "cpu"), med(scen, "nginx", "cpu")),
+            "cpu_floor": _ratio(med(scen, "weir", "cpu"), med(scen, "floor", "cpu")),
+        }
+
+    def target(text, value, limit, at_most, unit="x"):
+        if value is None:
+            return {"text": text, "measured": "n/a", "ok": None}
+        ok = value <= limit if at_most else value >= limit
+        shown = f"{value:.0f} B" if unit == "B" else f"{value:.2f}x"
+        return {"text": text, "measured": shown, "ok": ok}
+
+    r = lambda scen, key: ratios.get(scen, {}).get(key)  # noqa: E731
+    targets = [
+        target("keep-alive CPU per request <= 1.1x floor", r("keep-alive", "cpu_floor"), 1.1, True),
+        target("keep-alive CPU per request <= 0.75x nginx", r("keep-alive", "cpu_nginx"), 0.75, True),
+        target("keep-alive throughput >= 1.25x nginx", r("keep-alive", "rps_nginx"), 1.25, False),
+        target("pipelined throughput >= 0.9x floor", r("pipeline-16", "rps_floor"), 0.9, False),
+        target("Connection: close throughput >= 1.0x nginx", r("close", "rps_nginx"), 1.0, False),
+        target("idle memory <= 1 KB per connection", idle.get("weir", {}).get("median"), 1024, True, "B"),
+    ]
+    return {"throughput": thr, "idle": idle, "ratios": ratios, "targets": targets}
+
+
+def _mm(s, fmt):
+    return f"{fmt.format(s['median'])} ({fmt.format(s['min'])}–{fmt.format(s['max'])})"
+
+
+def _x(v):
+    return "–" if v is None else f"{v:.2f}"
+
+
+def tables(summ, results):
+    lines = ["| scenario | server | requests/s, median (min–max) | server CPU µs/request, median (min–max) "
+             "| socket errors | non-2xx |",
+             "|---|---|---:|---:|---:|---:|"]
+    for scen, by_kind in summ["throughput"].items():
+        for kind in results["servers"]:
+            if kind in by_kind:
+                t = by_kind[kind]
+                lines.append(f"| {scen} | {LABEL[kind]} | {_mm(t['rps'], '{:,.0f}')} | {_mm(t['cpu'], '{:.2f}')} "
+                             f"| {t['socket_errors']} | {t['non2xx']} |")
+    lines += ["", "| scenario | weir/nginx req/s | weir/floor req/s | weir/nginx CPU/req | weir/floor CPU/req |",
+              "|---|---:|---:|---:|---:|"]
+    for scen, r in summ["ratios"].items():
+        lines.append(f"| {scen} | {_x(r['rps_nginx'])} | {_x(r['rps_floor'])} | {_x(r['cpu_nginx'])} "
+                     f"| {_x(r['cpu_floor'])} |")
+    if summ["idle"]:
+        lines += ["", f"| idle memory ({results['idle_conns']} keep-alive connections) | bytes per connection, "
+                  "median (min–max) |", "|---|---:|"]
+        for kind in results["servers"]:
+            if kind in summ["idle"]:
+                lines.append(f"| {LABEL[kind]} | {_mm(summ['idle'][kind], '{:,.0f}')} |")
+    if results.get("syscalls"):
+        lines += ["", "| syscalls per request (keep-alive) | perf (raw_syscalls:sys_enter) | strace -c -f |",
+                  "|---|---:|---:|"]
+        for kind in results["servers"]:
+            e = results["syscalls"].get(kind)
+            if e:
+                p = e.get("per_req")
+                st = e.get("strace_per_req")
+                lines.append(f"| {LABEL[kind]} | {'–' if p is None else f'{p:.3f}'} "
+                             f"| {'–' if st is None else f'{st:.3f}'} |")
+    lines += ["", "| target | measured | met |", "|---|---:|:---:|"]
+    for t in summ["targets"]:
+        ok = "n/a" if t["ok"] is None else ("yes" if t["ok"] else "**no**")
+        lines.append(f"| {t['text']} | {t['measured']} | {ok} |")
+    return "\n".join(lines)
+
+
+def markdown(results, summ, svg_name):
+    m = results["machine"]
+    cmds = results.get("commands", {})
+    out = [
+        "# Benchmarks",
+        "",
+        "Generated by `make bench` (`scripts/run-bench`); every figure below was measured in the run",
+        f"this page records. {'**This is a quick smoke run (BENCH_QUICK=1): too short to quote.**' if results['quick'] else ''}",
+        "",
+        "## Run",
+        "",
+        f"- date: {results['date']}",
+        f"- machine: {m['cpu']}, {m['cores']} cores, {m['mem_gib']} GiB, Linux {m['kernel']}",
+        f"- versions: {m['weir']}; {m['nginx']}; {m['wrk']}",
+        f"- machine busy before the run (others' work, sampled 2 s from /proc/stat): "
+        f"{results.get('busy_at_start', 0):.0%}; load average at start {results['load_at_start']}, "
+        f"at end {results.get('load_at_end', '?')}",
+        f"- each figure: median of {results['runs_per_figure']} runs of {results['duration_s']} s, min–max in "
+        "brackets; servers alternated A/B/C, C/B/A, ... within each scenario",
+        "- loopback, two cores, nothing pinned: the server and wrk share both cores, so throughput",
+        "  depends on how the scheduler splits them; **server CPU per request** (user+system time of the",
+        "  server process from /proc/PID/stat before and after a run, over the requests wrk counted) is",
+        "  the stable figure",
+        "",
+        "Servers:",
+        "",
+    ]
+    for kind in results["servers"]:
+        if kind in cmds:
+            out.append(f"- {LABEL[kind]}: `{cmds[kind]}`")
+    out += [
+        "  (nginx: generated config build/bench/nginx.conf — 1 worker, master_process off, access_log off,",
+        "  `return 200 \"Hello, World!\"`, keepalive_requests 100000000; floor: bench/floor/main.c, a",
+        "  level-triggered epoll loop that answers each `\\r\\n\\r\\n` with a canned response, no parsing)",
+        "",
+        "Load:",
+        "",
+        f"- keep-alive: `wrk -t1 -c{results['conns']} -d{results['duration_s']}s URL`",
+        f"- close: `wrk -t1 -c{results['conns']} -d{results['duration_s']}s -H 'Connection: close' URL`",
+        f"- pipelining: `wrk -t1 -c{results['conns']} -d{results['duration_s']}s -s bench/wrk/pipeline.lua URL "
+        f"-- {results['pipeline']}`",
+        f"- idle memory: RSS growth of a fresh server while `build/bench/idle` holds {results['idle_conns']}",
+        "  keep-alive connections, each after one request (bench/idle/main.c)",
+        "- syscalls: `perf stat -e raw_syscalls:sys_enter -p PID` over a keep-alive run, and `strace -c -f -p PID`",
+        "  over another (strace slows the server; its per-request counts are what matter)",
+        "",
+        "## Results",
+        "",
+        tables(summ, results),
+        "",
+        f"![throughput, CPU per request and idle memory]({svg_name})",
+        "",
+    ]
+    w = results.get("syscalls", {}).get("weir", {})
+    if w.get("strace_by_call"):
+        out += ["weir-demo's syscalls per request by call (strace -c -f, keep-alive):", "",
+                "| syscall | per request |", "|---|---:|"]
+        for name, v in list(w["strace_by_call"].items())[:10]:
+            out.append(f"| {name} | {v:.3f} |")
+        out.append("")
+    if results.get("parser"):
+        out += ["## Parser (scripts/bench-parser)", "", "```", results["parser"]["output"], "```", ""]
+    out += [
+        "## Reproduce",
+        "",
+        "```",
+        "make bench                 # full run: rewrites this page and docs/benchmarks.svg",
+        "BENCH_QUICK=1 make bench   # smoke run: build/bench/benchmarks-quick.md only",
+        "```",
+        "",
+        "Raw per-run figures: build/bench/results.json. Do not run it while other builds load the machine;",
+        "the load average at start and end is recorded above.",
+        "",
+    ]
+    return "\n".join(out)

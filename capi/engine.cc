@@ -1,0 +1,168 @@
+// The engine and exchange entry points: weir_config_init, weir_engine_*,
+// weir_worker_poll, weir_close_reason_name, weir_exchange_*, weir_respond,
+// weir_defer. Each checks its handles and goes through the guard.
+#include <cerrno>
+#include <cstring>
+
+#include "guard.h"
+#include "loop/engine.h"
+#include "weir.h"
+
+using weir::Engine;
+using weir::Exchange;
+using weir::Worker;
+
+namespace {
+
+Engine *E(weir_engine *e) { return reinterpret_cast<Engine *>(e); }
+Exchange *X(weir_exchange *x) { return reinterpret_cast<Exchange *>(x); }
+Worker *owner_of(Exchange *x) {
+    auto *s = static_cast<weir::Slot *>(x->user);
+    return s ? s->worker : nullptr;
+}
+
+} // namespace
+
+WEIR_EXPORT void weir_config_init(weir_config *cfg) {
+    if (!cfg)
+        return;
+    std::memset(cfg, 0, sizeof *cfg);
+    cfg->size = sizeof *cfg;
+    cfg->port = 0;
+    cfg->host = "127.0.0.1";
+    cfg->backend = WEIR_BACKEND_EPOLL;
+    cfg->workers = 0;
+    cfg->mode = WEIR_MODE_INLINE;
+    cfg->accept_batch = 16;
+    cfg->backlog = 1024;
+    cfg->defer_accept = 1;
+    cfg->linger_ms = 1500;
+    cfg->tcp_nodelay = 1;
+    cfg->read_buffer_size = 16384;
+    cfg->max_output_bytes = 4194304;
+    cfg->max_connections = 10000;
+    cfg->max_pipeline = 64;
+    cfg->header_timeout_ms = 10000;
+    cfg->idle_timeout_ms = 60000;
+    cfg->write_timeout_ms = 30000;
+    weir_http1_limits_init(&cfg->limits);
+}
+
+WEIR_EXPORT int weir_engine_create(const weir_config *cfg, weir_engine **out) {
+    if (!cfg || !out)
+        return -EINVAL;
+    return weir::guard([&] {
+        Engine *e = nullptr;
+        int rc = Engine::create(cfg, &e);
+        if (rc == 0)
+            *out = reinterpret_cast<weir_engine *>(e);
+        return rc;
+    });
+}
+
+WEIR_EXPORT int weir_engine_listen(weir_engine *e) {
+    if (!e)
+        return -EINVAL;
+    return weir::guard([&] { return E(e)->listen(); });
+}
+
+WEIR_EXPORT int weir_engine_addr(weir_engine *e, struct sockaddr_storage *ss, socklen_t *len) {
+    if (!e || !ss || !len)
+        return -EINVAL;
+    return weir::guard([&] { return E(e)->addr(ss, len); });
+}
+
+WEIR_EXPORT int weir_engine_start(weir_engine *e) {
+    if (!e)
+        return -EINVAL;
+    return weir::guard([&] { return E(e)->start(); });
+}
+
+WEIR_EXPORT int weir_engine_shutdown(weir_engine *e, int64_t grace_ns) {
+    if (!e)
+        return -EINVAL;
+    return weir::guard([&] { return E(e)->shutdown(grace_ns); });
+}
+
+WEIR_EXPORT void weir_engine_destroy(weir_engine *e) {
+    if (!e)
+        return;
+    weir::guard_void([&] { delete E(e); });
+}
+
+WEIR_EXPORT int weir_engine_worker(weir_engine *e, uint32_t index, weir_worker **out) {
+    if (!e || !out)
+        return -EINVAL;
+    Engine *en = E(e);
+    if (en->cfg().mode != WEIR_MODE_DRIVEN)
+        return WEIR_E_STATE;
+    if (index >= en->worker_count())
+        return -EINVAL;
+    *out = reinterpret_cast<weir_worker *>(en->worker(index));
+    return 0;
+}
+
+WEIR_EXPORT int weir_engine_workers(weir_engine *e) {
+    if (!e)
+        return -EINVAL;
+    return static_cast<int>(E(e)->worker_count());
+}
+
+WEIR_EXPORT int weir_engine_metrics(weir_engine *e, weir_metrics *out) {
+    if (!e || !out || out->size < offsetof(weir_metrics, workers))
+        return -EINVAL;
+    return weir::guard([&] {
+        E(e)->metrics(out);
+        return 0;
+    });
+}
+
+WEIR_EXPORT int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max, int timeout_ms) {
+    if (!w || (!out && max > 0))
+        return -EINVAL;
+    return weir::guard([&] {
+        return reinterpret_cast<Worker *>(w)->poll(reinterpret_cast<Exchange **>(out), max, timeout_ms);
+    });
+}
+
+WEIR_EXPORT const char *weir_close_reason_name(uint32_t reason) {
+    static const char *const kNames[WEIR_CLOSE_REASONS] = {
+        "peer",         "not_keep_alive", "bad_request", "header_timeout", "idle_timeout", "write_timeout",
+        "output_limit", "io_error",       "max_connections", "shutdown",   "handler",      "resource",
+    };
+    if (reason >= WEIR_CLOSE_REASONS || !kNames[reason])
+        return "unknown";
+    return kNames[reason];
+}
+
+WEIR_EXPORT const weir_request *weir_exchange_request(weir_exchange *ex) { return ex ? &X(ex)->req : nullptr; }
+
+WEIR_EXPORT int weir_exchange_peer(weir_exchange *ex, struct sockaddr_storage *ss, socklen_t *len) {
+    if (!ex || !ss || !len)
+        return -EINVAL;
+    auto *s = static_cast<weir::Slot *>(X(ex)->user);
+    if (!s)
+        return -EINVAL;
+    *ss = s->peer;
+    *len = s->peer_len;
+    return 0;
+}
+
+WEIR_EXPORT int weir_respond(weir_exchange *ex, int status, const weir_header_t *headers, size_t num_headers,
+                             const void *body, size_t body_len, uint32_t flags) {
+    if (!ex)
+        return -EINVAL;
+    Worker *w = owner_of(X(ex));
+    if (!w)
+        return -EINVAL;
+    return weir::guard([&] { return w->respond(X(ex), status, headers, num_headers, body, body_len, flags); });
+}
+
+WEIR_EXPORT int weir_defer(weir_exchange *ex) {
+    if (!ex)
+        return -EINVAL;
+    Worker *w = owner_of(X(ex));
+    if (!w)
+        return -EINVAL;
+    return w->defer(X(ex));
+}

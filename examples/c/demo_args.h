@@ -1,0 +1,179 @@
+/*
+ * demo_args.h — weir-demo's command line: flags into a weir_config plus the
+ * demo's own choices. Header-only (see demo_json.h for why).
+ */
+#ifndef WEIR_DEMO_ARGS_H
+#define WEIR_DEMO_ARGS_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weir.h"
+
+enum demo_mode { DEMO_INLINE, DEMO_DRIVEN, DEMO_DEFERRED };
+enum demo_app { DEMO_APP_HELLO, DEMO_APP_ECHO };
+
+typedef struct demo_opts {
+    weir_config cfg;
+    char host[64];          /* cfg.host points here */
+    enum demo_mode mode;
+    enum demo_app app;
+    uint32_t defer_threads; /* deferred mode's answering pool */
+} demo_opts;
+
+static const char demo_usage[] =
+    "usage: weir-demo [options]\n"
+    "  --addr HOST:PORT         numeric address to listen on ([::1]:PORT for IPv6); port 0 picks one\n"
+    "                           (default 127.0.0.1:8080)\n"
+    "  --backend epoll|uring    (default epoll)\n"
+    "  --workers N              event loops; 0 = online CPUs (default 1)\n"
+    "  --mode inline|driven|deferred\n"
+    "                           inline: handlers run on the loop; driven: the demo's threads poll the\n"
+    "                           workers; deferred: handlers defer to a pool of demo threads (default inline)\n"
+    "  --app hello|echo         hello: GET / /fast /slow?ms=N, POST /echo; echo: the parsed request as JSON\n"
+    "  --defer-threads N        deferred mode's pool size (default 4)\n"
+    "  --accept-batch N         accepts per door per pass; 0 drains the backlog (default 16)\n"
+    "  --linger-ms N            pause linger (default 1500)\n"
+    "  --no-defer-accept        do not set TCP_DEFER_ACCEPT on the listeners\n"
+    "  --max-request-line N     --max-header-bytes N   --max-headers N   --max-body N\n"
+    "  --header-timeout-ms N    --idle-timeout-ms N\n"
+    "  --version                print weir's version and exit\n"
+    "signals: TERM/INT shut down gracefully; HUP prints metrics; USR1 begins a pause; USR2 resumes\n";
+
+static int demo_bad(const char *what, const char *arg) {
+    fprintf(stderr, "weir-demo: %s: %s\n%s", what, arg ? arg : "(missing)", demo_usage);
+    return -1;
+}
+
+static int demo_u64(const char *s, uint64_t max, uint64_t *out) {
+    if (!s || !*s || *s == '-' || *s == '+')
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* HOST:PORT or [V6]:PORT into o->host and cfg.port. */
+static int demo_addr(demo_opts *o, const char *s) {
+    const char *colon = strrchr(s, ':');
+    if (!colon)
+        return -1;
+    const char *h = s;
+    size_t hl = (size_t)(colon - s);
+    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+        h++;
+        hl -= 2;
+    }
+    if (hl == 0 || hl >= sizeof o->host)
+        return -1;
+    uint64_t port;
+    if (demo_u64(colon + 1, 65535, &port) != 0)
+        return -1;
+    memcpy(o->host, h, hl);
+    o->host[hl] = 0;
+    o->cfg.port = (uint32_t)port;
+    return 0;
+}
+
+/* Fills o from argv. Returns 0, 1 after --help or --version, -1 after printing the usage. */
+static int demo_parse_args(demo_opts *o, int argc, char **argv) {
+    memset(o, 0, sizeof *o);
+    weir_config_init(&o->cfg);
+    strcpy(o->host, "127.0.0.1");
+    o->cfg.port = 8080;
+    o->cfg.workers = 1;
+    o->mode = DEMO_INLINE;
+    o->app = DEMO_APP_HELLO;
+    o->defer_threads = 4;
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i];
+        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+            fputs(demo_usage, stdout);
+            return 1;
+        }
+        if (!strcmp(f, "--version")) {
+            printf("weir-demo (weir %s)\n", weir_version_string());
+            return 1;
+        }
+        if (!strcmp(f, "--no-defer-accept")) {
+            o->cfg.defer_accept = 0;
+            continue;
+        }
+        if (strncmp(f, "--", 2) != 0)
+            return demo_bad("unexpected argument", f);
+        const char *v = i + 1 < argc ? argv[++i] : NULL;
+        if (!v)
+            return demo_bad("missing value for", f);
+        uint64_t n = 0;
+        uint32_t *u32 = NULL;
+        if (!strcmp(f, "--addr")) {
+            if (demo_addr(o, v) != 0)
+                return demo_bad("bad --addr (want HOST:PORT)", v);
+        } else if (!strcmp(f, "--backend")) {
+            if (!strcmp(v, "epoll"))
+                o->cfg.backend = WEIR_BACKEND_EPOLL;
+            else if (!strcmp(v, "uring"))
+                o->cfg.backend = WEIR_BACKEND_URING;
+            else
+                return demo_bad("bad --backend (want epoll or uring)", v);
+        } else if (!strcmp(f, "--mode")) {
+            if (!strcmp(v, "inline"))
+                o->mode = DEMO_INLINE;
+            else if (!strcmp(v, "driven"))
+                o->mode = DEMO_DRIVEN;
+            else if (!strcmp(v, "deferred"))
+                o->mode = DEMO_DEFERRED;
+            else
+                return demo_bad("bad --mode (want inline, driven or deferred)", v);
+        } else if (!strcmp(f, "--app")) {
+            if (!strcmp(v, "hello"))
+                o->app = DEMO_APP_HELLO;
+            else if (!strcmp(v, "echo"))
+                o->app = DEMO_APP_ECHO;
+            else
+                return demo_bad("bad --app (want hello or echo)", v);
+        } else if (!strcmp(f, "--max-body")) {
+            if (demo_u64(v, UINT64_MAX, &n) != 0)
+                return demo_bad("bad number for --max-body", v);
+            o->cfg.limits.max_body = n;
+        } else {
+            if (!strcmp(f, "--workers"))
+                u32 = &o->cfg.workers;
+            else if (!strcmp(f, "--defer-threads"))
+                u32 = &o->defer_threads;
+            else if (!strcmp(f, "--accept-batch"))
+                u32 = &o->cfg.accept_batch;
+            else if (!strcmp(f, "--linger-ms"))
+                u32 = &o->cfg.linger_ms;
+            else if (!strcmp(f, "--max-request-line"))
+                u32 = &o->cfg.limits.max_request_line;
+            else if (!strcmp(f, "--max-header-bytes"))
+                u32 = &o->cfg.limits.max_header_bytes;
+            else if (!strcmp(f, "--max-headers"))
+                u32 = &o->cfg.limits.max_headers;
+            else if (!strcmp(f, "--header-timeout-ms"))
+                u32 = &o->cfg.header_timeout_ms;
+            else if (!strcmp(f, "--idle-timeout-ms"))
+                u32 = &o->cfg.idle_timeout_ms;
+            else
+                return demo_bad("unknown option", f);
+            if (demo_u64(v, UINT32_MAX, &n) != 0)
+                return demo_bad("bad number", v);
+            *u32 = (uint32_t)n;
+        }
+    }
+    if (o->mode == DEMO_DEFERRED && o->defer_threads == 0)
+        return demo_bad("--defer-threads must be at least 1 in deferred mode", "0");
+    o->cfg.host = o->host;
+    o->cfg.mode = o->mode == DEMO_DRIVEN ? WEIR_MODE_DRIVEN : WEIR_MODE_INLINE;
+    return 0;
+}
+
+#endif /* WEIR_DEMO_ARGS_H */

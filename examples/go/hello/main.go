@@ -1,0 +1,88 @@
+// hello answers GET / with "Hello, World!" on weir, through the zero-copy
+// native API or a standard net/http handler:
+//
+//	go run ./examples/go/hello --addr 127.0.0.1:8080 --api native|nethttp [--workers N] [--async]
+//
+// It prints "listening on HOST:PORT" once bound and exits 0 on SIGTERM or
+// SIGINT after a graceful shutdown. The benchmarks use it as weir's Go server.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	weir "github.com/weir-http/weir/go-binding"
+)
+
+var hello = []byte("Hello, World!")
+
+func native(r *weir.Request, w *weir.ResponseWriter) {
+	if r.Path() != "/" {
+		_ = w.RespondString(404, "not found\n")
+		return
+	}
+	_ = w.AddHeader("Content-Type", "text/plain")
+	_ = w.Respond(200, hello)
+}
+
+func nethttp(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	w.Write(hello)
+}
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8080", "HOST:PORT to listen on (numeric host)")
+	api := flag.String("api", "native", "handler API: native or nethttp")
+	workers := flag.Int("workers", 0, "native workers (0: one per CPU)")
+	async := flag.Bool("async", false, "run each handler on its own goroutine")
+	backend := flag.String("backend", "epoll", "epoll or io_uring")
+	flag.Parse()
+
+	cfg := weir.Config{
+		Addr:    *addr,
+		Workers: *workers,
+		Async:   *async,
+		OnListen: func(a net.Addr) {
+			fmt.Printf("listening on %s\n", a)
+		},
+	}
+	switch *api {
+	case "native":
+		cfg.Handler = native
+	case "nethttp":
+		cfg.HTTP = http.HandlerFunc(nethttp)
+	default:
+		fmt.Fprintf(os.Stderr, "hello: --api must be native or nethttp, not %q\n", *api)
+		os.Exit(2)
+	}
+	switch *backend {
+	case "epoll":
+	case "io_uring", "uring":
+		cfg.Backend = weir.BackendURing
+	default:
+		fmt.Fprintf(os.Stderr, "hello: --backend must be epoll or io_uring\n")
+		os.Exit(2)
+	}
+
+	e, err := weir.New(cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hello: %v\n", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := e.Listen(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "hello: %v\n", err)
+		os.Exit(1)
+	}
+}

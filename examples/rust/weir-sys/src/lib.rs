@@ -1,0 +1,325 @@
+//! Raw bindings to `weir.h`, written by hand (no bindgen) and checked against
+//! the installed header by `tests/layout.rs`: every struct's size, alignment
+//! and field offsets, and every constant's value, as a C compiler sees them.
+//!
+//! Everything here is `unsafe` to use; the `weir` crate is the safe layer.
+//! The comments in `weir.h` are the contract (threads, lifetimes, errors).
+#![allow(non_camel_case_types)]
+
+use std::os::raw::{c_char, c_int, c_void};
+
+// ---- version
+pub const WEIR_VERSION_MAJOR: u32 = 0;
+pub const WEIR_VERSION_MINOR: u32 = 1;
+pub const WEIR_VERSION_PATCH: u32 = 0;
+pub const WEIR_VERSION_HEX: u32 = (WEIR_VERSION_MAJOR << 16) | (WEIR_VERSION_MINOR << 8) | WEIR_VERSION_PATCH;
+
+// ---- errors: negative errno, or weir's own band below -WEIR_E_BASE
+pub const WEIR_E_BASE: c_int = 10000;
+pub const WEIR_E_INCOMPLETE: c_int = -(WEIR_E_BASE + 1);
+pub const WEIR_E_BAD_METHOD: c_int = -(WEIR_E_BASE + 2);
+pub const WEIR_E_BAD_TARGET: c_int = -(WEIR_E_BASE + 3);
+pub const WEIR_E_BAD_VERSION: c_int = -(WEIR_E_BASE + 4);
+pub const WEIR_E_VERSION_UNSUPPORTED: c_int = -(WEIR_E_BASE + 5);
+pub const WEIR_E_BAD_REQUEST_LINE: c_int = -(WEIR_E_BASE + 6);
+pub const WEIR_E_REQUEST_LINE_TOO_LONG: c_int = -(WEIR_E_BASE + 7);
+pub const WEIR_E_BAD_LINE_ENDING: c_int = -(WEIR_E_BASE + 8);
+pub const WEIR_E_BAD_HEADER_NAME: c_int = -(WEIR_E_BASE + 9);
+pub const WEIR_E_WS_BEFORE_COLON: c_int = -(WEIR_E_BASE + 10);
+pub const WEIR_E_BAD_HEADER_VALUE: c_int = -(WEIR_E_BASE + 11);
+pub const WEIR_E_OBS_FOLD: c_int = -(WEIR_E_BASE + 12);
+pub const WEIR_E_HEADERS_TOO_LARGE: c_int = -(WEIR_E_BASE + 13);
+pub const WEIR_E_TOO_MANY_HEADERS: c_int = -(WEIR_E_BASE + 14);
+pub const WEIR_E_MISSING_HOST: c_int = -(WEIR_E_BASE + 15);
+pub const WEIR_E_DUPLICATE_HOST: c_int = -(WEIR_E_BASE + 16);
+pub const WEIR_E_BAD_HOST: c_int = -(WEIR_E_BASE + 17);
+pub const WEIR_E_BAD_CONTENT_LENGTH: c_int = -(WEIR_E_BASE + 18);
+pub const WEIR_E_CL_AND_TE: c_int = -(WEIR_E_BASE + 19);
+pub const WEIR_E_BAD_TRANSFER_ENCODING: c_int = -(WEIR_E_BASE + 20);
+pub const WEIR_E_UNKNOWN_TRANSFER_CODING: c_int = -(WEIR_E_BASE + 21);
+pub const WEIR_E_BODY_TOO_LARGE: c_int = -(WEIR_E_BASE + 22);
+pub const WEIR_E_EXPECTATION_FAILED: c_int = -(WEIR_E_BASE + 23);
+pub const WEIR_E_BAD_CHUNK: c_int = -(WEIR_E_BASE + 24);
+pub const WEIR_E_CHUNK_EXT_TOO_LONG: c_int = -(WEIR_E_BASE + 25);
+pub const WEIR_E_TRAILERS_TOO_LARGE: c_int = -(WEIR_E_BASE + 26);
+pub const WEIR_E_STATE: c_int = -(WEIR_E_BASE + 40);
+pub const WEIR_E_GONE: c_int = -(WEIR_E_BASE + 41);
+pub const WEIR_E_SHUTDOWN: c_int = -(WEIR_E_BASE + 42);
+pub const WEIR_E_UNAVAILABLE: c_int = -(WEIR_E_BASE + 43);
+pub const WEIR_E_LAST: c_int = -(WEIR_E_BASE + 63);
+
+// ---- views
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct weir_str_t {
+    pub ptr: *const c_char,
+    pub len: usize,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct weir_header_t {
+    pub name: weir_str_t,
+    pub value: weir_str_t,
+}
+
+// ---- HTTP/1 parser
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct weir_http1_limits {
+    pub size: u32,
+    pub max_request_line: u32,
+    pub max_header_bytes: u32,
+    pub max_headers: u32,
+    pub max_chunk_ext: u32,
+    pub max_trailer_bytes: u32,
+    pub max_trailers: u32,
+    pub reserved_: u32,
+    pub max_body: u64,
+}
+
+pub const WEIR_TARGET_ORIGIN: u32 = 1;
+pub const WEIR_TARGET_ABSOLUTE: u32 = 2;
+pub const WEIR_TARGET_AUTHORITY: u32 = 3;
+pub const WEIR_TARGET_ASTERISK: u32 = 4;
+pub const WEIR_BODY_NONE: u32 = 0;
+pub const WEIR_BODY_LENGTH: u32 = 1;
+pub const WEIR_BODY_CHUNKED: u32 = 2;
+pub const WEIR_REQ_KEEP_ALIVE: u32 = 0x1;
+pub const WEIR_REQ_EXPECT_CONTINUE: u32 = 0x2;
+pub const WEIR_REQ_UPGRADE: u32 = 0x4;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct weir_http1_request {
+    pub size: u32,
+    pub version_minor: u32,
+    pub target_form: u32,
+    pub body_kind: u32,
+    pub flags: u32,
+    pub num_headers: u32,
+    pub method: weir_str_t,
+    pub target: weir_str_t,
+    pub path: weir_str_t,
+    pub query: weir_str_t,
+    pub host: weir_str_t,
+    pub content_length: u64,
+    pub headers: *mut weir_header_t,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct weir_http1_chunked {
+    pub size: u32,
+    pub state_: u32,
+    pub chunk_left_: u64,
+    pub body_len: u64,
+    pub raw_len: u64,
+    pub trailer_off: u64,
+    pub trailer_len: u64,
+    pub num_trailers: u32,
+    pub count_: u32,
+    pub limits_: weir_http1_limits,
+}
+
+// ---- engine
+#[repr(C)]
+pub struct weir_engine {
+    _opaque: [u8; 0],
+}
+#[repr(C)]
+pub struct weir_worker {
+    _opaque: [u8; 0],
+}
+#[repr(C)]
+pub struct weir_exchange {
+    _opaque: [u8; 0],
+}
+
+pub const WEIR_BACKEND_EPOLL: u32 = 1;
+pub const WEIR_BACKEND_URING: u32 = 2;
+pub const WEIR_MODE_INLINE: u32 = 1;
+pub const WEIR_MODE_DRIVEN: u32 = 2;
+pub const WEIR_LOG_ERROR: c_int = 1;
+pub const WEIR_LOG_WARN: c_int = 2;
+pub const WEIR_LOG_INFO: c_int = 3;
+
+pub type weir_handler_fn = Option<unsafe extern "C" fn(user: *mut c_void, ex: *mut weir_exchange)>;
+pub type weir_log_fn = Option<unsafe extern "C" fn(user: *mut c_void, level: c_int, msg: *const c_char)>;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct weir_config {
+    pub size: u32,
+    pub port: u32,
+    pub host: *const c_char,
+    pub backend: u32,
+    pub workers: u32,
+    pub mode: u32,
+    pub accept_batch: u32,
+    pub on_request: weir_handler_fn,
+    pub user: *mut c_void,
+    pub backlog: u32,
+    pub defer_accept: u32,
+    pub linger_ms: u32,
+    pub tcp_nodelay: u32,
+    pub read_buffer_size: u32,
+    pub max_output_bytes: u32,
+    pub max_connections: u32,
+    pub max_pipeline: u32,
+    pub header_timeout_ms: u32,
+    pub idle_timeout_ms: u32,
+    pub write_timeout_ms: u32,
+    pub reserved_: u32,
+    pub limits: weir_http1_limits,
+    pub log: weir_log_fn,
+    pub log_user: *mut c_void,
+}
+
+pub const WEIR_CLOSE_PEER: u32 = 0;
+pub const WEIR_CLOSE_NOT_KEEP_ALIVE: u32 = 1;
+pub const WEIR_CLOSE_BAD_REQUEST: u32 = 2;
+pub const WEIR_CLOSE_HEADER_TIMEOUT: u32 = 3;
+pub const WEIR_CLOSE_IDLE_TIMEOUT: u32 = 4;
+pub const WEIR_CLOSE_WRITE_TIMEOUT: u32 = 5;
+pub const WEIR_CLOSE_OUTPUT_LIMIT: u32 = 6;
+pub const WEIR_CLOSE_IO_ERROR: u32 = 7;
+pub const WEIR_CLOSE_MAX_CONNECTIONS: u32 = 8;
+pub const WEIR_CLOSE_SHUTDOWN: u32 = 9;
+pub const WEIR_CLOSE_HANDLER: u32 = 10;
+pub const WEIR_CLOSE_RESOURCE: u32 = 11;
+pub const WEIR_CLOSE_REASONS: usize = 16;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct weir_metrics {
+    pub size: u32,
+    pub workers: u32,
+    pub accepted: u64,
+    pub accept_batches: u64,
+    pub accept_owed: u64,
+    pub accept_resource_errors: u64,
+    pub accept_other_errors: u64,
+    pub handoffs: u64,
+    pub handoffs_owed: u64,
+    pub connections_open: u64,
+    pub requests: u64,
+    pub responses: u64,
+    pub parse_errors: u64,
+    pub continues_sent: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub loop_passes: u64,
+    pub closes: [u64; WEIR_CLOSE_REASONS],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct weir_request {
+    pub size: u32,
+    pub version_minor: u32,
+    pub flags: u32,
+    pub num_headers: u32,
+    pub num_trailers: u32,
+    pub reserved_: u32,
+    pub method: weir_str_t,
+    pub target: weir_str_t,
+    pub path: weir_str_t,
+    pub query: weir_str_t,
+    pub host: weir_str_t,
+    pub headers: *const weir_header_t,
+    pub trailers: *const weir_header_t,
+    pub body: weir_str_t,
+    pub connection_id: u64,
+}
+
+pub const WEIR_RESPOND_CLOSE: u32 = 0x1;
+
+/// One answer of a batch given to weir_respond_many.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct weir_answer_t {
+    pub ex: *mut weir_exchange,
+    pub status: i32,
+    pub flags: u32,
+    pub headers: *const weir_header_t,
+    pub num_headers: usize,
+    pub body: *const c_void,
+    pub body_len: usize,
+    pub result: i32,
+    pub reserved_: u32,
+}
+
+// ---- from <sys/socket.h> (glibc, Linux): what weir_engine_addr and weir_exchange_peer fill
+pub type socklen_t = u32;
+pub const AF_INET: u16 = 2;
+pub const AF_INET6: u16 = 10;
+
+#[repr(C, align(8))]
+#[derive(Clone, Copy)]
+pub struct sockaddr_storage {
+    pub ss_family: u16,
+    pub __ss_padding: [u8; 118],
+    pub __ss_align: u64,
+}
+
+extern "C" {
+    pub fn weir_version() -> u32;
+    pub fn weir_version_string() -> *const c_char;
+    pub fn weir_strerror(rc: c_int) -> *const c_char;
+    pub fn weir_err_name(rc: c_int) -> *const c_char;
+
+    pub fn weir_http1_limits_init(limits: *mut weir_http1_limits);
+    pub fn weir_http1_parse_request(
+        buf: *const c_char,
+        len: usize,
+        limits: *const weir_http1_limits,
+        req: *mut weir_http1_request,
+        headers: *mut weir_header_t,
+        headers_cap: usize,
+    ) -> c_int;
+    pub fn weir_http1_status(rc: c_int) -> c_int;
+    pub fn weir_http1_chunked_init(d: *mut weir_http1_chunked, limits: *const weir_http1_limits) -> c_int;
+    pub fn weir_http1_chunked_decode(
+        d: *mut weir_http1_chunked,
+        input: *const c_char,
+        in_len: usize,
+        in_used: *mut usize,
+        out: *mut c_char,
+        out_len: *mut usize,
+    ) -> c_int;
+    pub fn weir_http1_parse_trailers(
+        buf: *const c_char,
+        len: usize,
+        limits: *const weir_http1_limits,
+        headers: *mut weir_header_t,
+        headers_cap: usize,
+    ) -> c_int;
+
+    pub fn weir_config_init(cfg: *mut weir_config);
+    pub fn weir_engine_create(cfg: *const weir_config, out: *mut *mut weir_engine) -> c_int;
+    pub fn weir_engine_listen(e: *mut weir_engine) -> c_int;
+    pub fn weir_engine_addr(e: *mut weir_engine, ss: *mut sockaddr_storage, len: *mut socklen_t) -> c_int;
+    pub fn weir_engine_start(e: *mut weir_engine) -> c_int;
+    pub fn weir_engine_shutdown(e: *mut weir_engine, grace_ns: i64) -> c_int;
+    pub fn weir_engine_destroy(e: *mut weir_engine);
+    pub fn weir_engine_worker(e: *mut weir_engine, index: u32, out: *mut *mut weir_worker) -> c_int;
+    pub fn weir_engine_workers(e: *mut weir_engine) -> c_int;
+    pub fn weir_worker_poll(w: *mut weir_worker, out: *mut *mut weir_exchange, max: u32, timeout_ms: c_int) -> c_int;
+    pub fn weir_close_reason_name(reason: u32) -> *const c_char;
+    pub fn weir_engine_metrics(e: *mut weir_engine, out: *mut weir_metrics) -> c_int;
+
+    pub fn weir_exchange_request(ex: *mut weir_exchange) -> *const weir_request;
+    pub fn weir_exchange_peer(ex: *mut weir_exchange, ss: *mut sockaddr_storage, len: *mut socklen_t) -> c_int;
+    pub fn weir_respond(
+        ex: *mut weir_exchange,
+        status: c_int,
+        headers: *const weir_header_t,
+        num_headers: usize,
+        body: *const c_void,
+        body_len: usize,
+        flags: u32,
+    ) -> c_int;
+    pub fn weir_respond_many(answers: *mut weir_answer_t, n: usize) -> c_int;
+    pub fn weir_defer(ex: *mut weir_exchange) -> c_int;
+}

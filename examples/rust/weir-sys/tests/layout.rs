@@ -1,0 +1,129 @@
+//! The hand-written bindings against the header as a C compiler reads it
+//! (tables printed by layout.c in build.rs): sizes, alignments, offsets of
+//! every field, values of every constant; both sides must list the same names.
+use std::collections::BTreeMap;
+use std::mem::{align_of, offset_of, size_of};
+use weir_sys::*;
+
+mod c {
+    include!(concat!(env!("OUT_DIR"), "/layout.rs"));
+}
+
+macro_rules! sizes {
+    ($($t:ty => $name:expr),* $(,)?) => { vec![$(($name.to_string(), size_of::<$t>(), align_of::<$t>())),*] };
+}
+macro_rules! fields {
+    ($($t:ident { $($f:ident),* })*) => {
+        vec![$($((concat!(stringify!($t), ".", stringify!($f)).to_string(), offset_of!($t, $f)),)*)*]
+    };
+}
+macro_rules! consts {
+    ($($c:ident),* $(,)?) => { vec![$((stringify!($c).to_string(), $c as i64)),*] };
+}
+
+fn compare<V: PartialEq + std::fmt::Debug + Clone>(what: &str, c: Vec<(String, V)>, rust: Vec<(String, V)>) {
+    let c: BTreeMap<_, _> = c.into_iter().collect();
+    let rust: BTreeMap<_, _> = rust.into_iter().collect();
+    let mut bad = Vec::new();
+    for (name, cv) in &c {
+        match rust.get(name) {
+            None => bad.push(format!("{what} {name}: in weir.h, missing from weir-sys")),
+            Some(rv) if rv != cv => bad.push(format!("{what} {name}: C {cv:?}, Rust {rv:?}")),
+            _ => {}
+        }
+    }
+    for name in rust.keys().filter(|n| !c.contains_key(*n)) {
+        bad.push(format!("{what} {name}: in weir-sys, not checked against weir.h (add it to layout.c)"));
+    }
+    assert!(bad.is_empty(), "weir-sys disagrees with weir.h:\n  {}", bad.join("\n  "));
+}
+
+#[test]
+fn sizes_and_alignments_match_the_header() {
+    let rust = sizes! {
+        weir_str_t => "weir_str_t", weir_header_t => "weir_header_t", weir_http1_limits => "weir_http1_limits",
+        weir_http1_request => "weir_http1_request", weir_http1_chunked => "weir_http1_chunked",
+        weir_config => "weir_config", weir_metrics => "weir_metrics", weir_request => "weir_request", weir_answer_t => "weir_answer_t",
+        sockaddr_storage => "struct sockaddr_storage", socklen_t => "socklen_t",
+    };
+    let c = c::C_SIZES.iter().map(|&(n, s, a)| (n.to_string(), (s, a))).collect();
+    compare("size/align of", c, rust.into_iter().map(|(n, s, a)| (n, (s, a))).collect());
+}
+
+#[test]
+fn field_offsets_match_the_header() {
+    let rust = fields! {
+        weir_str_t { ptr, len }
+        weir_header_t { name, value }
+        weir_http1_limits { size, max_request_line, max_header_bytes, max_headers, max_chunk_ext,
+                            max_trailer_bytes, max_trailers, reserved_, max_body }
+        weir_http1_request { size, version_minor, target_form, body_kind, flags, num_headers, method, target,
+                             path, query, host, content_length, headers }
+        weir_http1_chunked { size, state_, chunk_left_, body_len, raw_len, trailer_off, trailer_len,
+                             num_trailers, count_, limits_ }
+        weir_config { size, port, host, backend, workers, mode, accept_batch, on_request, user, backlog,
+                      defer_accept, linger_ms, tcp_nodelay, read_buffer_size, max_output_bytes, max_connections,
+                      max_pipeline, header_timeout_ms, idle_timeout_ms, write_timeout_ms, reserved_, limits,
+                      log, log_user }
+        weir_metrics { size, workers, accepted, accept_batches, accept_owed, accept_resource_errors,
+                       accept_other_errors, handoffs, handoffs_owed, connections_open, requests, responses,
+                       parse_errors, continues_sent, bytes_in, bytes_out, loop_passes, closes }
+        weir_request { size, version_minor, flags, num_headers, num_trailers, reserved_, method, target, path,
+                       query, host, headers, trailers, body, connection_id }
+        weir_answer_t { ex, status, flags, headers, num_headers, body, body_len, result, reserved_ }
+    };
+    let c = c::C_FIELDS.iter().map(|&(n, o)| (n.to_string(), o)).collect();
+    compare("offset of", c, rust);
+}
+
+#[test]
+fn constants_match_the_header() {
+    let rust = consts![
+        WEIR_VERSION_MAJOR, WEIR_VERSION_MINOR, WEIR_VERSION_PATCH, WEIR_VERSION_HEX,
+        WEIR_E_BASE, WEIR_E_INCOMPLETE, WEIR_E_BAD_METHOD, WEIR_E_BAD_TARGET, WEIR_E_BAD_VERSION,
+        WEIR_E_VERSION_UNSUPPORTED, WEIR_E_BAD_REQUEST_LINE, WEIR_E_REQUEST_LINE_TOO_LONG,
+        WEIR_E_BAD_LINE_ENDING, WEIR_E_BAD_HEADER_NAME, WEIR_E_WS_BEFORE_COLON, WEIR_E_BAD_HEADER_VALUE,
+        WEIR_E_OBS_FOLD, WEIR_E_HEADERS_TOO_LARGE, WEIR_E_TOO_MANY_HEADERS, WEIR_E_MISSING_HOST,
+        WEIR_E_DUPLICATE_HOST, WEIR_E_BAD_HOST, WEIR_E_BAD_CONTENT_LENGTH, WEIR_E_CL_AND_TE,
+        WEIR_E_BAD_TRANSFER_ENCODING, WEIR_E_UNKNOWN_TRANSFER_CODING, WEIR_E_BODY_TOO_LARGE,
+        WEIR_E_EXPECTATION_FAILED, WEIR_E_BAD_CHUNK, WEIR_E_CHUNK_EXT_TOO_LONG, WEIR_E_TRAILERS_TOO_LARGE,
+        WEIR_E_STATE, WEIR_E_GONE, WEIR_E_SHUTDOWN, WEIR_E_UNAVAILABLE, WEIR_E_LAST,
+        WEIR_TARGET_ORIGIN, WEIR_TARGET_ABSOLUTE, WEIR_TARGET_AUTHORITY, WEIR_TARGET_ASTERISK,
+        WEIR_BODY_NONE, WEIR_BODY_LENGTH, WEIR_BODY_CHUNKED,
+        WEIR_REQ_KEEP_ALIVE, WEIR_REQ_EXPECT_CONTINUE, WEIR_REQ_UPGRADE,
+        WEIR_BACKEND_EPOLL, WEIR_BACKEND_URING, WEIR_MODE_INLINE, WEIR_MODE_DRIVEN,
+        WEIR_LOG_ERROR, WEIR_LOG_WARN, WEIR_LOG_INFO,
+        WEIR_CLOSE_PEER, WEIR_CLOSE_NOT_KEEP_ALIVE, WEIR_CLOSE_BAD_REQUEST, WEIR_CLOSE_HEADER_TIMEOUT,
+        WEIR_CLOSE_IDLE_TIMEOUT, WEIR_CLOSE_WRITE_TIMEOUT, WEIR_CLOSE_OUTPUT_LIMIT, WEIR_CLOSE_IO_ERROR,
+        WEIR_CLOSE_MAX_CONNECTIONS, WEIR_CLOSE_SHUTDOWN, WEIR_CLOSE_HANDLER, WEIR_CLOSE_RESOURCE,
+        WEIR_CLOSE_REASONS, WEIR_RESPOND_CLOSE, AF_INET, AF_INET6,
+    ];
+    let c = c::C_CONSTS.iter().map(|&(n, v)| (n.to_string(), v)).collect();
+    compare("value of", c, rust);
+}
+
+/// Every extern function resolves at link time against the installed library
+/// and agrees with the version macros at run time.
+#[test]
+fn library_links_and_reports_the_header_version() {
+    unsafe {
+        assert_eq!(weir_version(), WEIR_VERSION_HEX);
+        let s = std::ffi::CStr::from_ptr(weir_version_string()).to_str().unwrap();
+        assert_eq!(s, format!("{WEIR_VERSION_MAJOR}.{WEIR_VERSION_MINOR}.{WEIR_VERSION_PATCH}"));
+        let name = std::ffi::CStr::from_ptr(weir_err_name(WEIR_E_STATE)).to_str().unwrap();
+        assert_eq!(name, "WEIR_E_STATE");
+        assert_eq!(weir_http1_status(WEIR_E_BODY_TOO_LARGE), 413);
+    }
+    let fns: &[*const ()] = &[
+        weir_version as *const (), weir_version_string as *const (), weir_strerror as *const (),
+        weir_err_name as *const (), weir_http1_limits_init as *const (), weir_http1_parse_request as *const (),
+        weir_http1_status as *const (), weir_http1_chunked_init as *const (), weir_http1_chunked_decode as *const (),
+        weir_http1_parse_trailers as *const (), weir_config_init as *const (), weir_engine_create as *const (),
+        weir_engine_listen as *const (), weir_engine_addr as *const (), weir_engine_start as *const (),
+        weir_engine_shutdown as *const (), weir_engine_destroy as *const (), weir_engine_worker as *const (),
+        weir_engine_workers as *const (), weir_worker_poll as *const (), weir_close_reason_name as *const (),
+        weir_engine_metrics as *const (), weir_exchange_request as *const (), weir_exchange_peer as *const (),
+        weir_respond as *const (), weir_respond_many as *const (), weir_defer as *const (),
+    ];
+    assert!(fns.iter().all(|f| !f.is_null()));
+}

@@ -1,0 +1,310 @@
+//! A small safe layer over libweir (through `weir-sys`).
+//!
+//! - [`Engine`] owns its handle: `Drop` shuts it down and destroys it, and only
+//!   then frees the handler the loop threads call.
+//! - Handlers are plain closures `Fn(&Request) -> Response`. They run on weir's
+//!   loop threads (inline mode); a [`Request`] borrows the worker's buffers and
+//!   cannot outlive the call, which is exactly how long weir keeps them valid.
+//! - A handler never unwinds into C (that would be undefined behaviour): each
+//!   call runs under `catch_unwind`, and a panic is answered with a 500 and the
+//!   connection is closed.
+//!
+//! Deferred answers and the driven mode are left to `weir-sys` for now.
+use std::ffi::{c_int, c_void, CStr, CString};
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+pub use weir_sys as sys;
+
+/// A negative errno or one of weir's own codes (`WEIR_E_*`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Error(pub i32);
+
+impl Error {
+    pub fn code(self) -> i32 {
+        self.0
+    }
+    /// The symbolic name: "EADDRINUSE", "WEIR_E_STATE", ...
+    pub fn name(self) -> &'static str {
+        unsafe { static_str(sys::weir_err_name(self.0)) }
+    }
+}
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = unsafe { static_str(sys::weir_strerror(self.0)) };
+        write!(f, "{} ({})", text, self.name())
+    }
+}
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Error({}, {})", self.0, self.name())
+    }
+}
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+fn check(rc: c_int) -> Result<c_int> {
+    if rc < 0 {
+        Err(Error(rc))
+    } else {
+        Ok(rc)
+    }
+}
+
+/// weir's names and descriptions are static strings; never NULL by contract.
+unsafe fn static_str(p: *const std::ffi::c_char) -> &'static str {
+    if p.is_null() {
+        return "";
+    }
+    CStr::from_ptr(p).to_str().unwrap_or("")
+}
+
+/// The library's version string ("0.1.0").
+pub fn version() -> &'static str {
+    unsafe { static_str(sys::weir_version_string()) }
+}
+
+unsafe fn view<'a>(s: sys::weir_str_t) -> &'a [u8] {
+    if s.len == 0 || s.ptr.is_null() {
+        &[]
+    } else {
+        std::slice::from_raw_parts(s.ptr as *const u8, s.len)
+    }
+}
+
+/// One request, borrowed from the worker for the duration of the handler call.
+pub struct Request<'a> {
+    raw: &'a sys::weir_request,
+}
+
+impl<'a> Request<'a> {
+    pub fn method(&self) -> &'a [u8] {
+        unsafe { view(self.raw.method) }
+    }
+    /// The whole request-target.
+    pub fn target(&self) -> &'a [u8] {
+        unsafe { view(self.raw.target) }
+    }
+    pub fn path(&self) -> &'a [u8] {
+        unsafe { view(self.raw.path) }
+    }
+    pub fn query(&self) -> &'a [u8] {
+        unsafe { view(self.raw.query) }
+    }
+    pub fn host(&self) -> &'a [u8] {
+        unsafe { view(self.raw.host) }
+    }
+    /// The decoded body, whole.
+    pub fn body(&self) -> &'a [u8] {
+        unsafe { view(self.raw.body) }
+    }
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    pub fn version_minor(&self) -> u32 {
+        self.raw.version_minor
+    }
+    pub fn connection_id(&self) -> u64 {
+        self.raw.connection_id
+    }
+    /// Header fields in arrival order, as (name, value) byte views.
+    pub fn headers(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + 'a {
+        let hs: &'a [sys::weir_header_t] = if self.raw.num_headers == 0 || self.raw.headers.is_null() {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(self.raw.headers, self.raw.num_headers as usize) }
+        };
+        hs.iter().map(|h| unsafe { (view(h.name), view(h.value)) })
+    }
+    /// The first field named `name` (ASCII case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&'a [u8]> {
+        self.headers().find(|(n, _)| n.eq_ignore_ascii_case(name.as_bytes())).map(|(_, v)| v)
+    }
+}
+
+/// An answer. weir adds Content-Length, Date and Connection itself and refuses
+/// them (and Transfer-Encoding) here; such a response is replaced by a 500.
+#[derive(Clone, Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Close the connection after this answer.
+    pub close: bool,
+}
+
+impl Response {
+    pub fn new(status: u16) -> Self {
+        Response { status, headers: Vec::new(), body: Vec::new(), close: false }
+    }
+    /// A text/plain answer.
+    pub fn text(status: u16, body: impl Into<String>) -> Self {
+        Response::new(status).header("Content-Type", "text/plain").body(body.into().into_bytes())
+    }
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+    pub fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
+        self.body = body.into();
+        self
+    }
+    pub fn close(mut self) -> Self {
+        self.close = true;
+        self
+    }
+}
+
+type Handler = dyn Fn(&Request<'_>) -> Response + Send + Sync + 'static;
+
+unsafe fn respond(ex: *mut sys::weir_exchange, r: &Response) -> c_int {
+    let str_t = |s: &str| sys::weir_str_t { ptr: s.as_ptr() as *const _, len: s.len() };
+    let hs: Vec<sys::weir_header_t> =
+        r.headers.iter().map(|(n, v)| sys::weir_header_t { name: str_t(n), value: str_t(v) }).collect();
+    let flags = if r.close { sys::WEIR_RESPOND_CLOSE } else { 0 };
+    // weir copies headers and body before it returns.
+    sys::weir_respond(ex, r.status as c_int, hs.as_ptr(), hs.len(), r.body.as_ptr() as *const c_void, r.body.len(), flags)
+}
+
+unsafe fn respond_500(ex: *mut sys::weir_exchange) {
+    let body = b"Internal Server Error\n";
+    sys::weir_respond(ex, 500, std::ptr::null(), 0, body.as_ptr() as *const c_void, body.len(), sys::WEIR_RESPOND_CLOSE);
+}
+
+// Called by weir on a loop thread for each request. Nothing may unwind out of
+// an extern "C" function: the handler runs under catch_unwind, and so does
+// everything else here that could panic.
+unsafe extern "C" fn on_request(user: *mut c_void, ex: *mut sys::weir_exchange) {
+    let answered = catch_unwind(AssertUnwindSafe(|| {
+        let handler = &*(user as *const Box<Handler>);
+        let raw = sys::weir_exchange_request(ex);
+        if raw.is_null() {
+            return false;
+        }
+        let req = Request { raw: &*raw };
+        let resp = match catch_unwind(AssertUnwindSafe(|| handler(&req))) {
+            Ok(resp) => resp,
+            Err(_) => return false,
+        };
+        // -EINVAL: weir refused the answer (bad status, a header weir owns) and ex is still ours.
+        respond(ex, &resp) != -(22 /* EINVAL */)
+    }));
+    if !matches!(answered, Ok(true)) {
+        respond_500(ex);
+    }
+}
+
+/// Settings for an engine; [`Builder::serve`] creates, binds and starts it.
+pub struct Builder {
+    addr: SocketAddr,
+    workers: u32,
+    backend: u32,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder { addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0), workers: 0, backend: sys::WEIR_BACKEND_EPOLL }
+    }
+}
+
+impl Builder {
+    /// Host and port to bind (port 0 picks one; see [`Engine::local_addr`]).
+    pub fn addr(mut self, addr: SocketAddr) -> Self {
+        self.addr = addr;
+        self
+    }
+    /// Event loops (threads); 0 = one per online CPU.
+    pub fn workers(mut self, n: u32) -> Self {
+        self.workers = n;
+        self
+    }
+    /// Use io_uring instead of epoll.
+    pub fn uring(mut self) -> Self {
+        self.backend = sys::WEIR_BACKEND_URING;
+        self
+    }
+    /// Creates the engine, binds its listeners and starts its loop threads,
+    /// each calling `handler` for every request.
+    pub fn serve<F>(self, handler: F) -> Result<Engine>
+    where
+        F: Fn(&Request<'_>) -> Response + Send + Sync + 'static,
+    {
+        let host = CString::new(self.addr.ip().to_string()).map_err(|_| Error(-22))?;
+        let handler: Box<Box<Handler>> = Box::new(Box::new(handler));
+        let mut cfg: sys::weir_config = unsafe { std::mem::zeroed() };
+        unsafe { sys::weir_config_init(&mut cfg) };
+        cfg.host = host.as_ptr();
+        cfg.port = self.addr.port() as u32;
+        cfg.workers = self.workers;
+        cfg.backend = self.backend;
+        cfg.mode = sys::WEIR_MODE_INLINE;
+        cfg.on_request = Some(on_request);
+        cfg.user = &*handler as *const Box<Handler> as *mut c_void;
+        let mut raw = std::ptr::null_mut();
+        check(unsafe { sys::weir_engine_create(&cfg, &mut raw) })?;
+        // From here Drop destroys the engine before the handler is freed.
+        let engine = Engine { raw, _handler: handler, _host: host };
+        check(unsafe { sys::weir_engine_listen(engine.raw) })?;
+        check(unsafe { sys::weir_engine_start(engine.raw) })?;
+        Ok(engine)
+    }
+}
+
+/// A running engine. Dropping it shuts it down (grace 0) and frees it.
+pub struct Engine {
+    raw: *mut sys::weir_engine,
+    _handler: Box<Box<Handler>>,
+    _host: CString,
+}
+
+// The handle is only used through calls weir.h allows from any thread
+// (addr, metrics) or through &mut self (shutdown, destroy on drop).
+unsafe impl Send for Engine {}
+unsafe impl Sync for Engine {}
+
+impl Engine {
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// The address the listeners are bound to.
+    pub fn local_addr(&self) -> Result<SocketAddr> {
+        let mut ss: sys::sockaddr_storage = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<sys::sockaddr_storage>() as sys::socklen_t;
+        check(unsafe { sys::weir_engine_addr(self.raw, &mut ss, &mut len) })?;
+        let b = unsafe { std::slice::from_raw_parts(&ss as *const _ as *const u8, len as usize) };
+        let port = u16::from_be_bytes([b[2], b[3]]);
+        match ss.ss_family {
+            sys::AF_INET if b.len() >= 8 => Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::new(b[4], b[5], b[6], b[7])), port)),
+            sys::AF_INET6 if b.len() >= 24 => {
+                let mut a = [0u8; 16];
+                a.copy_from_slice(&b[8..24]);
+                Ok(SocketAddr::new(IpAddr::V6(Ipv6Addr::from(a)), port))
+            }
+            _ => Err(Error(-97 /* EAFNOSUPPORT */)),
+        }
+    }
+
+    /// Counters summed over every worker.
+    pub fn metrics(&self) -> Result<sys::weir_metrics> {
+        let mut m: sys::weir_metrics = unsafe { std::mem::zeroed() };
+        m.size = std::mem::size_of::<sys::weir_metrics>() as u32;
+        check(unsafe { sys::weir_engine_metrics(self.raw, &mut m) })?;
+        Ok(m)
+    }
+
+    /// Stops accepting, lets in-flight exchanges finish within `grace`, closes
+    /// the rest and joins the loop threads. Repeated calls are harmless.
+    pub fn shutdown(&mut self, grace: Duration) -> Result<()> {
+        let ns = i64::try_from(grace.as_nanos()).unwrap_or(i64::MAX);
+        check(unsafe { sys::weir_engine_shutdown(self.raw, ns) }).map(|_| ())
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // Joins the loop threads: after this no thread can call the handler.
+        unsafe { sys::weir_engine_destroy(self.raw) };
+    }
+}

@@ -1,0 +1,87 @@
+//! A real engine on 127.0.0.1:0 answering over a real socket.
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use weir::{Engine, Response};
+
+fn get(addr: std::net::SocketAddr, target: &str) -> String {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET {target} HTTP/1.1\r\nHost: test\r\nX-Probe: yes\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).expect("read the answer until the server closes");
+    out
+}
+
+#[test]
+fn serve_answers_a_request_and_shuts_down() {
+    let mut engine = Engine::builder()
+        .workers(1)
+        .serve(|req| {
+            let body = format!(
+                "{} {} q={} probe={}",
+                String::from_utf8_lossy(req.method()),
+                String::from_utf8_lossy(req.path()),
+                String::from_utf8_lossy(req.query()),
+                String::from_utf8_lossy(req.header("x-probe").unwrap_or(b"-")),
+            );
+            Response::text(200, body).header("X-Served-By", "weir-rust")
+        })
+        .expect("engine");
+    let addr = engine.local_addr().expect("addr");
+    assert!(addr.ip().is_loopback());
+    assert_ne!(addr.port(), 0);
+    let out = get(addr, "/hello?x=1");
+    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    assert!(out.contains("X-Served-By: weir-rust\r\n"), "{out}");
+    assert!(out.ends_with("\r\n\r\nGET /hello q=x=1 probe=yes"), "{out}");
+    let m = engine.metrics().expect("metrics");
+    assert_eq!(m.workers, 1);
+    assert!(m.requests >= 1);
+    engine.shutdown(Duration::from_secs(5)).expect("shutdown");
+    engine.shutdown(Duration::from_secs(5)).expect("shutdown twice is harmless");
+    assert!(TcpStream::connect(addr).is_err(), "listener still open after shutdown");
+}
+
+#[test]
+fn a_panicking_handler_becomes_a_500_and_the_engine_keeps_serving() {
+    let engine = Engine::builder()
+        .workers(1)
+        .serve(|req| {
+            if req.path() == b"/panic" {
+                panic!("handler bug");
+            }
+            Response::text(200, "fine")
+        })
+        .expect("engine");
+    let addr = engine.local_addr().unwrap();
+    let out = get(addr, "/panic");
+    assert!(out.starts_with("HTTP/1.1 500"), "{out}");
+    let out = get(addr, "/");
+    assert!(out.starts_with("HTTP/1.1 200") && out.ends_with("fine"), "{out}");
+    drop(engine); // Drop shuts down and joins the loop threads.
+}
+
+#[test]
+fn a_header_weir_owns_is_refused_and_becomes_a_500() {
+    let engine = Engine::builder()
+        .workers(1)
+        .serve(|_| Response::text(200, "x").header("Content-Length", "1"))
+        .expect("engine");
+    let out = get(engine.local_addr().unwrap(), "/");
+    assert!(out.starts_with("HTTP/1.1 500"), "{out}");
+}
+
+#[test]
+fn a_busy_port_is_an_error_with_a_name() {
+    let first = Engine::builder().workers(1).serve(|_| Response::new(204)).expect("engine");
+    let addr = first.local_addr().unwrap();
+    // SO_REUSEPORT is per-user: a second weir engine may share the port, but a
+    // plain std listener on it must not; the reverse direction is checked here.
+    drop(first);
+    let holder = std::net::TcpListener::bind(addr).expect("rebind the freed port");
+    let err = Engine::builder().addr(addr).workers(1).serve(|_| Response::new(204)).err().expect("bind must fail");
+    assert_eq!(err.name(), "EADDRINUSE", "{err}");
+    drop(holder);
+}

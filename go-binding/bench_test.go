@@ -1,0 +1,54 @@
+package weir
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// The crossing alone: go test -bench Crossing, then again with -tags
+// weir_escape (no #cgo noescape/nocallback) to see what the directives save.
+func BenchmarkCrossingCycle(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		crossCycleEmpty()
+	}
+}
+
+func BenchmarkCrossingRespond(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		crossRespondEmpty()
+	}
+}
+
+// Whole round trips over loopback on one keep-alive connection, `depth`
+// requests pipelined at a time; reports cgo crossings per request.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, async := range []bool{false, true} {
+		for _, depth := range []int{1, 16} {
+			b.Run(fmt.Sprintf("async=%v/depth=%d", async, depth), func(b *testing.B) {
+				e, addr := start(b, Config{Workers: 1, Async: async, Handler: hello})
+				c := dial(b, addr)
+				burst := strings.Repeat(get("/"), depth)
+				before := e.Metrics()
+				b.ResetTimer()
+				for i := 0; i < b.N; i += depth {
+					c.send(burst)
+					for j := 0; j < depth; j++ {
+						if _, body := c.read("GET"); body != "Hello, World!" {
+							b.Fatalf("body %q", body)
+						}
+					}
+				}
+				b.StopTimer()
+				m := e.Metrics()
+				calls := m.CgoCalls() - before.CgoCalls()
+				reqs := m.Exchanges - before.Exchanges
+				if reqs > 0 {
+					b.ReportMetric(float64(calls)/float64(reqs), "cgo-calls/req")
+				}
+			})
+		}
+	}
+}

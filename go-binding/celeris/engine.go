@@ -1,0 +1,238 @@
+// Package weirceleris runs celeris handlers on weir: an Engine that
+// satisfies celeris's engine.Engine and engine.AcceptController and serves a
+// celeris stream.Handler the way celeris's own net/http engine does
+// (engine/std/bridge.go): it builds H1 streams with stream.NewH1Stream and
+// implements stream.ResponseWriter and stream.Streamer over weir's answers.
+package weirceleris
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync/atomic"
+
+	"github.com/goceleris/celeris/engine"
+	"github.com/goceleris/celeris/protocol/h2/stream"
+	weir "github.com/weir-http/weir/go-binding"
+)
+
+// Engine is a weir engine serving a celeris stream.Handler.
+type Engine struct {
+	w       *weir.Engine
+	handler stream.Handler
+	backend weir.Backend
+	errs    atomic.Uint64
+	ctx     atomic.Pointer[context.Context]
+}
+
+var (
+	_ engine.Engine           = (*Engine)(nil)
+	_ engine.AcceptController = (*Engine)(nil)
+)
+
+// New creates the engine; cfg is weir's (its Handler and HTTP must be unset).
+// Celeris handlers may block, so cfg.Async is worth setting for them.
+func New(cfg weir.Config, h stream.Handler) (*Engine, error) {
+	e := &Engine{handler: h, backend: cfg.Backend}
+	cfg.Handler = e.serve
+	cfg.HTTP = nil
+	cfg.PeerAddrs = true
+	w, err := weir.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.w = w
+	return e, nil
+}
+
+// Weir is the underlying weir engine.
+func (e *Engine) Weir() *weir.Engine { return e.w }
+
+// Listen binds and serves until ctx ends (then shuts down gracefully).
+func (e *Engine) Listen(ctx context.Context) error {
+	e.ctx.Store(&ctx)
+	return e.w.Listen(ctx)
+}
+
+// Shutdown drains in-flight exchanges until ctx's deadline.
+func (e *Engine) Shutdown(ctx context.Context) error { return e.w.Shutdown(ctx) }
+
+// Addr is the bound address, nil until bound.
+func (e *Engine) Addr() net.Addr { return e.w.Addr() }
+
+// Type reports the backend weir runs on, as celeris names it (celeris has no
+// EngineType for a foreign engine).
+func (e *Engine) Type() engine.EngineType {
+	if e.backend == weir.BackendURing {
+		return engine.IOUring
+	}
+	return engine.Epoll
+}
+
+// PauseAccept, ResumeAccept and BeginPauseAccept are weir's accept pause;
+// they return weir.ErrPauseUnsupported until libweir has it.
+func (e *Engine) PauseAccept() error      { return e.w.PauseAccept() }
+func (e *Engine) ResumeAccept() error     { return e.w.ResumeAccept() }
+func (e *Engine) BeginPauseAccept() error { return e.w.BeginPauseAccept() }
+
+// Metrics maps weir's counters onto celeris's.
+func (e *Engine) Metrics() engine.EngineMetrics {
+	m := e.w.Metrics()
+	var closes, errs uint64
+	for i, n := range m.Closes {
+		closes += n
+		switch i {
+		case 0, 1, 4, 9: // peer, not keep-alive, idle timeout, shutdown: normal ends
+		default:
+			errs += n
+		}
+	}
+	return engine.EngineMetrics{
+		RequestCount:      m.Requests,
+		ActiveConnections: int64(m.ConnectionsOpen),
+		ErrorCount:        errs + m.Panics + e.errs.Load(),
+		Workers:           m.Workers,
+		AcceptCount:       m.Accepted,
+		CloseCount:        closes,
+		BytesRead:         m.BytesIn,
+		BytesWritten:      m.BytesOut,
+	}
+}
+
+func (e *Engine) baseContext() context.Context {
+	if c := e.ctx.Load(); c != nil {
+		return *c
+	}
+	return context.Background()
+}
+
+// serve is bridge.go's ServeHTTP on weir's request view. Header text and the
+// body are copied once: celeris handlers may keep them past the answer.
+func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
+	s := stream.NewH1Stream(1)
+	defer s.Release()
+
+	n := r.NumHeaders()
+	hdrs := make([][2]string, 0, n+4)
+	hdrs = append(hdrs,
+		[2]string{":method", strings.Clone(r.Method())},
+		[2]string{":path", strings.Clone(r.Target())},
+		[2]string{":scheme", "http"},
+		[2]string{":authority", strings.Clone(r.Host())},
+	)
+	for i := 0; i < n; i++ {
+		k, v := r.HeaderAt(i)
+		hdrs = append(hdrs, [2]string{strings.ToLower(k), strings.Clone(v)})
+	}
+	s.Headers = hdrs
+	if body := r.Body(); len(body) > 0 {
+		s.SetRawBody(append([]byte(nil), body...))
+	}
+	if a := r.RemoteAddr(); a != nil {
+		s.RemoteAddr = a.String()
+	}
+	s.SetProtoMajor(1)
+	s.EndStream = true
+	s.SetState(stream.StateHalfClosedRemote)
+
+	rw := &responseWriter{w: w}
+	s.ResponseWriter = rw
+	if err := e.handler.HandleStream(e.baseContext(), s); err != nil {
+		e.errs.Add(1)
+		if !rw.started {
+			rw.reset()
+			_ = w.AddHeader("content-type", "text/plain; charset=utf-8")
+			_ = w.RespondString(500, "handler error\n")
+			return
+		}
+	}
+	if !rw.sent {
+		rw.finish(200)
+	}
+}
+
+// responseWriter is stream.ResponseWriter and stream.Streamer over one weir
+// answer. weir sends whole answers with Content-Length, so streamed writes are
+// gathered and leave at Close (or when the handler returns).
+type responseWriter struct {
+	w       *weir.ResponseWriter
+	started bool // status and headers given
+	sent    bool // the answer has crossed to weir
+	status  int
+	body    []byte
+}
+
+var (
+	_ stream.ResponseWriter = (*responseWriter)(nil)
+	_ stream.Streamer       = (*responseWriter)(nil)
+)
+
+func (rw *responseWriter) reset() { rw.started, rw.body = false, rw.body[:0] }
+
+func (rw *responseWriter) headers(status int, headers [][2]string) {
+	rw.started = true
+	rw.status = status
+	for _, h := range headers {
+		name := h[0]
+		if strings.EqualFold(name, "connection") {
+			if strings.EqualFold(h[1], "close") {
+				rw.w.SetClose()
+			}
+			continue
+		}
+		// Content-Length, Transfer-Encoding and Date are weir's; other
+		// refused fields (bad bytes) are dropped.
+		_ = rw.w.AddHeader(name, h[1])
+	}
+}
+
+func (rw *responseWriter) finish(status int) {
+	if !rw.started {
+		rw.status = status
+	}
+	rw.sent = true
+	_ = rw.w.Respond(rw.status, rw.body)
+}
+
+// WriteResponse sends a whole answer (celeris's hot path).
+func (rw *responseWriter) WriteResponse(_ *stream.Stream, status int, headers [][2]string, body []byte) error {
+	if rw.sent {
+		return weir.ErrAnswered
+	}
+	rw.headers(status, headers)
+	rw.sent = true
+	return rw.w.Respond(status, body)
+}
+
+// WriteHeader starts a streamed answer.
+func (rw *responseWriter) WriteHeader(_ *stream.Stream, status int, headers [][2]string) error {
+	if rw.started {
+		return weir.ErrAnswered
+	}
+	rw.headers(status, headers)
+	return nil
+}
+
+// Write gathers a chunk of a streamed answer.
+func (rw *responseWriter) Write(_ *stream.Stream, data []byte) error {
+	if rw.sent {
+		return weir.ErrAnswered
+	}
+	if !rw.started {
+		rw.headers(200, nil)
+	}
+	rw.body = append(rw.body, data...)
+	return nil
+}
+
+// Flush cannot send early (see the type comment).
+func (rw *responseWriter) Flush(*stream.Stream) error { return nil }
+
+// Close ends a streamed answer and sends it.
+func (rw *responseWriter) Close(*stream.Stream) error {
+	if rw.sent {
+		return nil
+	}
+	rw.finish(200)
+	return nil
+}

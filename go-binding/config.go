@@ -1,0 +1,234 @@
+package weir
+
+/*
+#include <stdlib.h>
+#include <weir.h>
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+	"unsafe"
+)
+
+// Backend selects the native I/O backend.
+type Backend int
+
+const (
+	BackendEpoll Backend = iota // epoll (the default)
+	BackendURing                // io_uring
+)
+
+func (b Backend) String() string {
+	switch b {
+	case BackendEpoll:
+		return "epoll"
+	case BackendURing:
+		return "io_uring"
+	}
+	return "unknown"
+}
+
+// Config holds every native knob, Go-typed, and the binding's own. The zero
+// value of each field means weir's default, so Config{Addr: ..., Handler: ...}
+// is a complete configuration; where the native knob gives 0 a meaning of its
+// own (drain, off, close at once), the Go field says how to ask for it.
+type Config struct {
+	// Addr is "host:port" with a numeric host; "" is 127.0.0.1 on a port the
+	// kernel picks, ":8080" is every IPv4 address. Port 0 picks a port.
+	Addr    string
+	Backend Backend
+	// Workers is the number of native event loops, each driven by one
+	// goroutine locked to its OS thread; 0 = the number of online CPUs.
+	Workers int
+
+	// AcceptBatch: accepts per door per loop pass (default 16); < 0 drains the
+	// whole backlog (the old behaviour, native 0).
+	AcceptBatch int
+	// Backlog of each listener (default 1024).
+	Backlog int
+	// DisableDeferAccept turns TCP_DEFER_ACCEPT off on the listeners.
+	DisableDeferAccept bool
+	// Linger is how long a paused listener keeps accepting (default 1.5s);
+	// < 0 closes at once (native 0).
+	Linger time.Duration
+	// DisableNoDelay leaves Nagle on for accepted connections.
+	DisableNoDelay bool
+	// ReadBufferSize is the pooled per-connection read buffer (default 16 KiB).
+	ReadBufferSize int
+	// MaxOutputBytes of unsent output before a connection is closed (default 4 MiB).
+	MaxOutputBytes int
+	// MaxConnections per worker (default 10000).
+	MaxConnections int
+	// MaxPipeline: requests parsed ahead of their answers per connection (default 64).
+	MaxPipeline int
+	// HeaderTimeout: first byte to complete head and body (default 10s).
+	HeaderTimeout time.Duration
+	// IdleTimeout: keep-alive wait for the next request (default 60s).
+	IdleTimeout time.Duration
+	// WriteTimeout: output pending without progress (default 30s).
+	WriteTimeout time.Duration
+
+	// Parser limits (0 = default): request line 8192, header section 16384,
+	// 100 fields, chunk extensions 256, trailer section 4096, 32 trailers,
+	// body 1 MiB.
+	MaxRequestLine  int
+	MaxHeaderBytes  int
+	MaxHeaders      int
+	MaxChunkExt     int
+	MaxTrailerBytes int
+	MaxTrailers     int
+	MaxBody         int64
+
+	// Handler answers requests through the zero-copy API. Exactly one of
+	// Handler and HTTP must be set.
+	Handler Handler
+	// HTTP serves a standard net/http handler on the native engine.
+	HTTP http.Handler
+	// Async runs each handler on a goroutine of its own, answering through
+	// weir's cross-thread path, instead of inline on the worker goroutine.
+	Async bool
+	// PeerAddrs makes Request.RemoteAddr available to native handlers (the
+	// peer address is fetched with each batch; always on for HTTP).
+	PeerAddrs bool
+	// PollTimeout bounds each native poll (default 100ms).
+	PollTimeout time.Duration
+	// BatchSize is the most exchanges one poll returns (default 64).
+	BatchSize int
+	// OnListen, if set, is called once by Listen when the listeners are
+	// bound, before it blocks.
+	OnListen func(addr net.Addr)
+}
+
+func (c *Config) validate() error {
+	if (c.Handler == nil) == (c.HTTP == nil) {
+		return errors.New("weir: exactly one of Config.Handler and Config.HTTP must be set")
+	}
+	if c.Backend != BackendEpoll && c.Backend != BackendURing {
+		return fmt.Errorf("weir: unknown backend %d", c.Backend)
+	}
+	if c.BatchSize < 0 || c.BatchSize > 4096 {
+		return errors.New("weir: BatchSize must be in 0..4096")
+	}
+	return nil
+}
+
+// splitAddr turns Addr into weir's numeric host and port.
+func splitAddr(addr string) (host string, port uint32, err error) {
+	if addr == "" {
+		return "127.0.0.1", 0, nil
+	}
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("weir: bad Addr %q: %w", addr, err)
+	}
+	if h == "" {
+		h = "0.0.0.0"
+	}
+	if net.ParseIP(h) == nil {
+		return "", 0, fmt.Errorf("weir: Addr host %q must be a numeric IP address", h)
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("weir: bad Addr port %q", p)
+	}
+	return h, uint32(n), nil
+}
+
+func u32(v int) C.uint32_t {
+	if v > math.MaxUint32 {
+		return C.uint32_t(math.MaxUint32)
+	}
+	return C.uint32_t(v)
+}
+
+// ms rounds a duration up to whole milliseconds.
+func ms(d time.Duration) C.uint32_t {
+	m := (d + time.Millisecond - 1) / time.Millisecond
+	if m > math.MaxUint32 {
+		m = math.MaxUint32
+	}
+	return C.uint32_t(m)
+}
+
+// fill writes c over weir's defaults. host is C memory the caller frees after
+// the engine is destroyed.
+func (c *Config) fill(out *C.weir_config) (host *C.char, err error) {
+	h, port, err := splitAddr(c.Addr)
+	if err != nil {
+		return nil, err
+	}
+	C.weir_config_init(out)
+	host = C.CString(h)
+	out.host = host
+	out.port = C.uint32_t(port)
+	out.mode = C.WEIR_MODE_DRIVEN
+	if c.Backend == BackendURing {
+		out.backend = C.WEIR_BACKEND_URING
+	} else {
+		out.backend = C.WEIR_BACKEND_EPOLL
+	}
+	if c.Workers > 0 {
+		out.workers = u32(c.Workers)
+	}
+	switch {
+	case c.AcceptBatch > 0:
+		out.accept_batch = u32(c.AcceptBatch)
+	case c.AcceptBatch < 0:
+		out.accept_batch = 0
+	}
+	if c.Backlog > 0 {
+		out.backlog = u32(c.Backlog)
+	}
+	if c.DisableDeferAccept {
+		out.defer_accept = 0
+	}
+	switch {
+	case c.Linger > 0:
+		out.linger_ms = ms(c.Linger)
+	case c.Linger < 0:
+		out.linger_ms = 0
+	}
+	if c.DisableNoDelay {
+		out.tcp_nodelay = 0
+	}
+	set := func(dst *C.uint32_t, v int) {
+		if v > 0 {
+			*dst = u32(v)
+		}
+	}
+	set(&out.read_buffer_size, c.ReadBufferSize)
+	set(&out.max_output_bytes, c.MaxOutputBytes)
+	set(&out.max_connections, c.MaxConnections)
+	set(&out.max_pipeline, c.MaxPipeline)
+	setD := func(dst *C.uint32_t, d time.Duration) {
+		if d > 0 {
+			*dst = ms(d)
+		}
+	}
+	setD(&out.header_timeout_ms, c.HeaderTimeout)
+	setD(&out.idle_timeout_ms, c.IdleTimeout)
+	setD(&out.write_timeout_ms, c.WriteTimeout)
+	set(&out.limits.max_request_line, c.MaxRequestLine)
+	set(&out.limits.max_header_bytes, c.MaxHeaderBytes)
+	set(&out.limits.max_headers, c.MaxHeaders)
+	set(&out.limits.max_chunk_ext, c.MaxChunkExt)
+	set(&out.limits.max_trailer_bytes, c.MaxTrailerBytes)
+	set(&out.limits.max_trailers, c.MaxTrailers)
+	if c.MaxBody > 0 {
+		out.limits.max_body = C.uint64_t(c.MaxBody)
+	}
+	return host, nil
+}
+
+func freeC(p *C.char) {
+	if p != nil {
+		C.free(unsafe.Pointer(p))
+	}
+}

@@ -1,0 +1,28 @@
+package weir
+
+/*
+#include "weirgo.h"
+*/
+import "C"
+
+import "unsafe"
+
+// crossEmpty makes the hot crossings with arguments weir refuses at once
+// (NULL worker, NULL exchange), so the benchmarks measure the crossing itself:
+// with the answers, arena and out arrays on the caller's stack, as a batch
+// would be, noescape lets them stay there.
+func crossCycleEmpty() int {
+	var ex [64]*C.weir_exchange
+	var reqs [64]*C.weir_request
+	var rcs [64]C.int32_t
+	var arena [256]byte
+	return int(cCycle(nil, nil, 0, (*C.char)(unsafeByte(&arena[0])), &rcs[0], &ex[0], &reqs[0], nil, 64, 0))
+}
+
+func crossRespondEmpty() int {
+	var hdr [64]byte
+	var body [64]byte
+	return int(cRespond(nil, 200, (*C.char)(unsafeByte(&hdr[0])), 0, unsafeByte(&body[0]), 0, 0))
+}
+
+func unsafeByte(p *byte) unsafe.Pointer { return unsafe.Pointer(p) }

@@ -1,0 +1,227 @@
+package weir
+
+/*
+#include <stdlib.h>
+#include <weir.h>
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Engine is one native weir engine in driven mode: N native workers, each
+// run by a goroutine locked to its OS thread. Its methods are safe for
+// concurrent use. The shape follows the Go engine abstractions (celeris's
+// engine.Engine: Listen, Shutdown, Metrics, Type, Addr; Pause/ResumeAccept),
+// so a framework adopts it with a thin adapter.
+type Engine struct {
+	cfg     Config
+	handler Handler
+	ce      *C.weir_engine
+	host    *C.char
+
+	life      sync.RWMutex // guards ce against destroy for the any-thread calls
+	mu        sync.Mutex   // control: listen and shutdown
+	listening bool
+	stopping  bool
+	workers   []*worker
+	addr      atomic.Pointer[net.TCPAddr]
+
+	wg       sync.WaitGroup // worker goroutines
+	inflight sync.WaitGroup // async handlers
+	fatal    chan error
+	done     chan struct{} // closed once the engine is destroyed
+	stopErr  error
+
+	stats goStats
+	ctx   atomic.Pointer[context.Context] // Listen's context, the base of net/http request contexts
+}
+
+type goStats struct {
+	responds   atomic.Uint64 // direct weir_respond crossings
+	panics     atomic.Uint64
+	unanswered atomic.Uint64
+	gone       atomic.Uint64
+	refused    atomic.Uint64
+}
+
+// New validates cfg and creates the native engine (no socket yet).
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.PollTimeout <= 0 {
+		cfg.PollTimeout = 100 * time.Millisecond
+	}
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = 64
+	}
+	e := &Engine{cfg: cfg, handler: cfg.Handler, done: make(chan struct{})}
+	if cfg.HTTP != nil {
+		e.handler = httpHandler(cfg.HTTP)
+	}
+	var cc C.weir_config
+	host, err := cfg.fill(&cc)
+	if err != nil {
+		return nil, err
+	}
+	e.host = host
+	if rc := C.weir_engine_create(&cc, &e.ce); rc != 0 {
+		freeC(host)
+		return nil, codeErr("weir_engine_create", rc)
+	}
+	e.fatal = make(chan error, int(C.weir_engine_workers(e.ce))+1)
+	return e, nil
+}
+
+// Listen binds the listeners, starts the workers and blocks until ctx ends
+// (then it shuts down gracefully, as Shutdown(context.Background()) would),
+// Shutdown completes (nil), or a worker fails (its error). Addr is nil until
+// the listeners are bound.
+func (e *Engine) Listen(ctx context.Context) error {
+	e.ctx.Store(&ctx)
+	if err := e.start(); err != nil {
+		return err
+	}
+	if f := e.cfg.OnListen; f != nil {
+		f(e.Addr())
+	}
+	select {
+	case <-ctx.Done():
+		return e.Shutdown(context.Background())
+	case err := <-e.fatal:
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = e.Shutdown(sctx)
+		return err
+	case <-e.done:
+		return nil
+	}
+}
+
+func (e *Engine) start() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopping {
+		return ErrShutdown
+	}
+	if e.listening {
+		return &Error{Op: "Listen", Code: int(C.WEIR_E_STATE)}
+	}
+	if rc := C.weir_engine_listen(e.ce); rc != 0 {
+		return codeErr("weir_engine_listen", rc)
+	}
+	e.listening = true
+	n := int(C.weir_engine_workers(e.ce))
+	peers := e.cfg.PeerAddrs || e.cfg.HTTP != nil
+	for i := 0; i < n; i++ {
+		var w *C.weir_worker
+		if rc := C.weir_engine_worker(e.ce, C.uint32_t(i), &w); rc != 0 {
+			e.fatal <- codeErr("weir_engine_worker", rc)
+			break
+		}
+		e.workers = append(e.workers, newWorker(e, w, e.cfg.BatchSize, peers))
+	}
+	timeout := int(e.cfg.PollTimeout / time.Millisecond)
+	if timeout < 1 {
+		timeout = 1
+	}
+	for _, wk := range e.workers {
+		e.wg.Add(1)
+		go func(wk *worker) {
+			defer e.wg.Done()
+			if err := wk.run(timeout); err != nil {
+				e.fatal <- err
+			}
+		}(wk)
+	}
+	if a, err := e.nativeAddr(); err == nil {
+		e.addr.Store(a)
+	}
+	return nil
+}
+
+func (e *Engine) nativeAddr() (*net.TCPAddr, error) {
+	var ss C.struct_sockaddr_storage
+	l := C.socklen_t(C.sizeof_struct_sockaddr_storage)
+	if rc := C.weir_engine_addr(e.ce, &ss, &l); rc != 0 {
+		return nil, codeErr("weir_engine_addr", rc)
+	}
+	ap, ok := sockaddrToAddrPort(&ss)
+	if !ok {
+		return nil, errors.New("weir: unknown address family")
+	}
+	return net.TCPAddrFromAddrPort(ap), nil
+}
+
+// Shutdown stops accepting and lets in-flight exchanges finish until ctx's
+// deadline (no deadline: without bound), then closes what is left. The native
+// engine is destroyed once every worker has stopped and every async handler
+// has returned, even if that is after ctx ends. It returns ctx.Err() when ctx
+// ends first, weir's -ETIMEDOUT when the grace ran out, else nil. Repeated
+// calls wait for the same shutdown.
+func (e *Engine) Shutdown(ctx context.Context) error {
+	e.mu.Lock()
+	if !e.stopping {
+		e.stopping = true
+		grace := int64(-1)
+		if d, ok := ctx.Deadline(); ok {
+			grace = max(int64(time.Until(d)), 0)
+		}
+		go e.stop(grace, e.listening)
+	}
+	e.mu.Unlock()
+	select {
+	case <-e.done:
+		return e.stopErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *Engine) stop(grace int64, listening bool) {
+	if listening {
+		if rc := C.weir_engine_shutdown(e.ce, C.int64_t(grace)); rc != 0 {
+			e.stopErr = codeErr("weir_engine_shutdown", rc)
+		}
+	}
+	e.wg.Wait()
+	e.inflight.Wait()
+	e.life.Lock()
+	C.weir_engine_destroy(e.ce)
+	e.ce = nil
+	freeC(e.host)
+	e.host = nil
+	e.life.Unlock()
+	close(e.done)
+}
+
+// Done is closed once the engine has shut down and freed its native memory.
+func (e *Engine) Done() <-chan struct{} { return e.done }
+
+// Addr is the bound address, nil before Listen has bound it.
+func (e *Engine) Addr() net.Addr {
+	if a := e.addr.Load(); a != nil {
+		return a
+	}
+	return nil
+}
+
+// Type is the native backend.
+func (e *Engine) Type() Backend { return e.cfg.Backend }
+
+// Workers is the number of native workers.
+func (e *Engine) Workers() int {
+	e.life.RLock()
+	defer e.life.RUnlock()
+	if e.ce == nil {
+		return 0
+	}
+	return int(C.weir_engine_workers(e.ce))
+}

@@ -1,0 +1,3 @@
+module github.com/weir-http/weir/go-binding
+
+go 1.24

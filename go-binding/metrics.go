@@ -1,0 +1,97 @@
+package weir
+
+/*
+#include <weir.h>
+*/
+import "C"
+
+// Metrics is a snapshot of the native counters (summed over workers) and the
+// binding's own.
+type Metrics struct {
+	Workers              int
+	Accepted             uint64 // connections accepted
+	AcceptBatches        uint64
+	AcceptOwed           uint64
+	AcceptResourceErrors uint64 // EMFILE/ENFILE/ENOBUFS/ENOMEM from accept
+	AcceptOtherErrors    uint64
+	Handoffs             uint64
+	HandoffsOwed         uint64
+	ConnectionsOpen      uint64
+	Requests             uint64 // complete requests parsed
+	Responses            uint64 // answers written
+	ParseErrors          uint64
+	ContinuesSent        uint64 // 100 Continue sent natively
+	BytesIn              uint64
+	BytesOut             uint64
+	LoopPasses           uint64
+	Closes               [C.WEIR_CLOSE_REASONS]uint64 // by close reason; see CloseReasonName
+
+	// The binding's own.
+	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
+	DirectResponds uint64 // weir_respond crossings of their own (async handlers, large inline bodies)
+	Exchanges      uint64 // exchanges handed to handlers
+	Panics         uint64 // handler panics recovered into a 500
+	Unanswered     uint64 // handlers that returned without answering (answered 500)
+	Gone           uint64 // answers dropped because the connection had died (WEIR_E_GONE)
+	Refused        uint64 // answers weir refused (-EINVAL, -ENOMEM), replaced by a 500
+}
+
+// CgoCalls is the number of hot-path crossings: polls plus direct responds.
+func (m Metrics) CgoCalls() uint64 { return m.Polls + m.DirectResponds }
+
+// CgoCallsPerRequest is CgoCalls over Exchanges (0 before any exchange).
+func (m Metrics) CgoCallsPerRequest() float64 {
+	if m.Exchanges == 0 {
+		return 0
+	}
+	return float64(m.CgoCalls()) / float64(m.Exchanges)
+}
+
+// CloseReasonName names an index of Metrics.Closes ("peer", "bad_request", ...).
+func CloseReasonName(i int) string { return C.GoString(C.weir_close_reason_name(C.uint32_t(i))) }
+
+// Metrics reads the counters; any goroutine, any time (the native part is
+// zero once the engine is destroyed).
+func (e *Engine) Metrics() Metrics {
+	var m Metrics
+	e.life.RLock()
+	if e.ce != nil {
+		var cm C.weir_metrics
+		cm.size = C.sizeof_weir_metrics
+		if C.weir_engine_metrics(e.ce, &cm) == 0 {
+			m.Workers = int(cm.workers)
+			m.Accepted = uint64(cm.accepted)
+			m.AcceptBatches = uint64(cm.accept_batches)
+			m.AcceptOwed = uint64(cm.accept_owed)
+			m.AcceptResourceErrors = uint64(cm.accept_resource_errors)
+			m.AcceptOtherErrors = uint64(cm.accept_other_errors)
+			m.Handoffs = uint64(cm.handoffs)
+			m.HandoffsOwed = uint64(cm.handoffs_owed)
+			m.ConnectionsOpen = uint64(cm.connections_open)
+			m.Requests = uint64(cm.requests)
+			m.Responses = uint64(cm.responses)
+			m.ParseErrors = uint64(cm.parse_errors)
+			m.ContinuesSent = uint64(cm.continues_sent)
+			m.BytesIn = uint64(cm.bytes_in)
+			m.BytesOut = uint64(cm.bytes_out)
+			m.LoopPasses = uint64(cm.loop_passes)
+			for i := range m.Closes {
+				m.Closes[i] = uint64(cm.closes[i])
+			}
+		}
+	}
+	e.life.RUnlock()
+	e.mu.Lock()
+	workers := e.workers
+	e.mu.Unlock()
+	for _, wk := range workers {
+		m.Polls += wk.polls.Load()
+		m.Exchanges += wk.taken.Load()
+	}
+	m.DirectResponds = e.stats.responds.Load()
+	m.Panics = e.stats.panics.Load()
+	m.Unanswered = e.stats.unanswered.Load()
+	m.Gone = e.stats.gone.Load()
+	m.Refused = e.stats.refused.Load()
+	return m
+}

@@ -1,0 +1,253 @@
+package weir
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// ServeHTTP returns a Handler that runs a standard net/http handler on the
+// native engine: Config{Handler: weir.ServeHTTP(h), PeerAddrs: true} is what
+// Config{HTTP: h} sets up. The *http.Request carries the method, URL, proto,
+// headers (copied), Host, a Body reader over the native body (valid until the
+// handler returns, as net/http's is), ContentLength, RemoteAddr and a context
+// that is cancelled when the handler returns.
+//
+// The http.ResponseWriter buffers: weir sends a whole response with
+// Content-Length, so Flush before the end only marks the response as flushed
+// (nothing leaves early) and streaming handlers see their output at the end.
+// Content-Length, Transfer-Encoding and Date set by the handler are replaced
+// by weir's (a HEAD answer keeps the length of the body written, which weir
+// does not send); "Connection: close" closes after the answer. Expect: 100-continue
+// is answered natively before the handler runs. A panic is recovered into a
+// 500 that closes the connection (http.ErrAbortHandler included) and counted
+// in Metrics.Panics.
+func ServeHTTP(h http.Handler) Handler { return httpHandler(h) }
+
+func httpHandler(h http.Handler) Handler {
+	return func(r *Request, w *ResponseWriter) {
+		req, hw, cancel := newHTTPRequest(r, w)
+		defer func() {
+			cancel()
+			if hw.body != nil {
+				hw.body.closed.Store(true)
+			}
+			if p := recover(); p != nil {
+				putHTTPWriter(hw)
+				panic(p) // serve answers 500 and counts it
+			}
+			hw.finish()
+			putHTTPWriter(hw)
+		}()
+		h.ServeHTTP(hw, req)
+	}
+}
+
+type httpWriter struct {
+	w       *ResponseWriter
+	header  http.Header
+	status  int
+	buf     bytes.Buffer
+	flushed bool
+	body    *nativeBody // not pooled: a handler may keep r.Body past its return
+}
+
+var httpWriters = sync.Pool{New: func() any { return &httpWriter{} }}
+
+func putHTTPWriter(hw *httpWriter) {
+	hw.w = nil
+	hw.header = nil
+	hw.body = nil
+	if hw.buf.Cap() > 64<<10 {
+		hw.buf = bytes.Buffer{}
+	}
+	httpWriters.Put(hw)
+}
+
+func newHTTPRequest(r *Request, w *ResponseWriter) (*http.Request, *httpWriter, context.CancelFunc) {
+	hw := httpWriters.Get().(*httpWriter)
+	hw.w = w
+	hw.header = make(http.Header)
+	hw.status = 0
+	hw.buf.Reset()
+	hw.flushed = false
+	method := r.Method()
+
+	// One copy of all header text, then strings over it.
+	size := len(method) + len(r.Target()) + len(r.Host())
+	for i := 0; i < r.NumHeaders(); i++ {
+		n, v := r.HeaderAt(i)
+		size += len(n) + len(v)
+	}
+	text := make([]byte, 0, size)
+	keep := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		off := len(text)
+		text = append(text, s...)
+		return unsafe.String(&text[off], len(s))
+	}
+	method = keep(method)
+	target := keep(r.Target())
+	host := keep(r.Host())
+	hdr := make(http.Header, r.NumHeaders())
+	for i := 0; i < r.NumHeaders(); i++ {
+		n, v := r.HeaderAt(i)
+		key := http.CanonicalHeaderKey(keep(n))
+		hdr[key] = append(hdr[key], keep(v))
+	}
+
+	u, err := url.ParseRequestURI(target)
+	if err != nil {
+		u = &url.URL{Path: r.Path(), RawQuery: r.Query()}
+		u.Path = string([]byte(u.Path))
+		u.RawQuery = string([]byte(u.RawQuery))
+	}
+	body := r.Body()
+	req := &http.Request{
+		Method:        method,
+		URL:           u,
+		Proto:         "HTTP/1." + strconv.Itoa(r.ProtoMinor()),
+		ProtoMajor:    1,
+		ProtoMinor:    r.ProtoMinor(),
+		Header:        hdr,
+		Host:          host,
+		RequestURI:    target,
+		ContentLength: int64(len(body)),
+		Close:         !r.KeepAlive(),
+		Body:          http.NoBody,
+	}
+	if len(body) > 0 {
+		hw.body = &nativeBody{b: body}
+		req.Body = hw.body
+	}
+	if a := r.RemoteAddr(); a != nil {
+		req.RemoteAddr = a.String()
+	}
+	ctx, cancel := context.WithCancel(w.e.baseContext())
+	return req.WithContext(ctx), hw, cancel
+}
+
+// nativeBody reads the request body in place; reads after the handler
+// returned fail, as net/http's do.
+type nativeBody struct {
+	b      []byte
+	off    int
+	closed atomic.Bool
+}
+
+var errBodyClosed = errors.New("weir: read on a request body after its handler returned")
+
+func (b *nativeBody) Read(p []byte) (int, error) {
+	if b.closed.Load() {
+		return 0, errBodyClosed
+	}
+	if b.off >= len(b.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, b.b[b.off:])
+	b.off += n
+	return n, nil
+}
+
+func (b *nativeBody) Close() error { return nil }
+
+func (hw *httpWriter) Header() http.Header { return hw.header }
+
+func (hw *httpWriter) WriteHeader(code int) {
+	if hw.status != 0 {
+		return
+	}
+	if code >= 100 && code < 200 {
+		return // interim answers: 100 is weir's own, others (103) are not sent
+	}
+	if code < 200 || code > 999 {
+		panic("weir: invalid WriteHeader code " + strconv.Itoa(code))
+	}
+	hw.status = code
+}
+
+func (hw *httpWriter) Write(p []byte) (int, error) {
+	if hw.status == 0 {
+		hw.WriteHeader(http.StatusOK)
+	}
+	if !bodyAllowed(hw.status) {
+		return 0, http.ErrBodyNotAllowed
+	}
+	return hw.buf.Write(p)
+}
+
+func (hw *httpWriter) WriteString(s string) (int, error) {
+	if hw.status == 0 {
+		hw.WriteHeader(http.StatusOK)
+	}
+	if !bodyAllowed(hw.status) {
+		return 0, http.ErrBodyNotAllowed
+	}
+	return hw.buf.WriteString(s)
+}
+
+// Flush cannot send early: the native answer is whole (see ServeHTTP).
+func (hw *httpWriter) Flush() {
+	if hw.status == 0 {
+		hw.WriteHeader(http.StatusOK)
+	}
+	hw.flushed = true
+}
+
+// FlushError is Flush for http.ResponseController.
+func (hw *httpWriter) FlushError() error { hw.Flush(); return nil }
+
+// Hijack is not possible: weir owns the connection.
+func (hw *httpWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return nil, nil, http.ErrNotSupported
+}
+
+func bodyAllowed(status int) bool { return status != 204 && status != 304 }
+
+func (hw *httpWriter) finish() {
+	if hw.status == 0 {
+		hw.status = http.StatusOK
+	}
+	w := hw.w
+	body := hw.buf.Bytes()
+	if _, ok := hw.header["Content-Type"]; !ok && len(body) > 0 && bodyAllowed(hw.status) {
+		hw.header.Set("Content-Type", http.DetectContentType(body))
+	}
+	for k, vs := range hw.header {
+		switch {
+		case k == "Connection":
+			for _, v := range vs {
+				if asciiEqualFold(v, "close") && len(v) == 5 {
+					w.SetClose()
+				}
+			}
+			continue
+		case isReserved(k):
+			continue
+		}
+		for _, v := range vs {
+			if w.AddHeader(k, v) != nil {
+				continue // invalid fields are dropped, as net/http does
+			}
+		}
+	}
+	_ = w.Respond(hw.status, body)
+}
+
+func (e *Engine) baseContext() context.Context {
+	if c := e.ctx.Load(); c != nil {
+		return *c
+	}
+	return context.Background()
+}

@@ -1,0 +1,211 @@
+package weir
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestNetHTTPHandler(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/echo", func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		w.Header().Set("X-Method", r.Method)
+		w.Header().Set("X-Query", r.URL.Query().Get("q"))
+		w.Header().Set("X-Agent", r.Header.Get("User-Agent"))
+		w.Header().Set("X-Remote-Loopback", fmt.Sprint(strings.HasPrefix(r.RemoteAddr, "127.0.0.1:")))
+		w.Header().Set("X-Len", fmt.Sprint(r.ContentLength))
+		w.Header().Set("X-Host", r.Host)
+		w.Header().Set("X-Ctx", fmt.Sprint(r.Context().Err() == nil))
+		w.WriteHeader(http.StatusAccepted)
+		w.Write(b)
+	})
+	mux.HandleFunc("/flush", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, "part1,")
+		w.(http.Flusher).Flush()
+		if err := http.NewResponseController(w).Flush(); err != nil {
+			t.Errorf("ResponseController.Flush: %v", err)
+		}
+		io.WriteString(w, "part2")
+	})
+	mux.HandleFunc("/sniff", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("<html><body>hi</body></html>"))
+	})
+	mux.HandleFunc("/reserved", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "999")
+		w.Header().Set("Date", "yesterday")
+		w.Header().Set("Transfer-Encoding", "chunked")
+		w.Header().Add("X-Multi", "a")
+		w.Header().Add("X-Multi", "b")
+		w.Write([]byte("12345"))
+	})
+	mux.HandleFunc("/close", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		w.Write([]byte("bye"))
+	})
+	mux.HandleFunc("/nocontent", func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+		if _, err := w.Write([]byte("x")); err != http.ErrBodyNotAllowed {
+			t.Errorf("write on 204 = %v", err)
+		}
+	})
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
+			_, addr := start(t, Config{Async: async, HTTP: mux})
+			hc := &http.Client{Timeout: 10 * time.Second}
+			defer hc.CloseIdleConnections()
+			base := "http://" + addr
+
+			body := strings.Repeat("payload!", 5000)
+			req, _ := http.NewRequest("PUT", base+"/echo?q=hello%20world", strings.NewReader(body))
+			req.Header.Set("User-Agent", "weir-test")
+			resp, err := hc.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 202 || string(got) != body {
+				t.Fatalf("echo: %d, %d bytes", resp.StatusCode, len(got))
+			}
+			for k, v := range map[string]string{"X-Method": "PUT", "X-Query": "hello world", "X-Agent": "weir-test",
+				"X-Remote-Loopback": "true", "X-Len": fmt.Sprint(len(body)), "X-Host": addr, "X-Ctx": "true"} {
+				if resp.Header.Get(k) != v {
+					t.Errorf("%s = %q, want %q", k, resp.Header.Get(k), v)
+				}
+			}
+
+			check := func(path, wantBody string, wantStatus int) *http.Response {
+				t.Helper()
+				resp, err := hc.Get(base + path)
+				if err != nil {
+					t.Fatalf("%s: %v", path, err)
+				}
+				got, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != wantStatus || string(got) != wantBody {
+					t.Fatalf("%s: %d %q, want %d %q", path, resp.StatusCode, got, wantStatus, wantBody)
+				}
+				return resp
+			}
+			if r := check("/flush", "part1,part2", 200); r.Header.Get("Content-Type") != "text/plain" {
+				t.Errorf("flush content type %q", r.Header.Get("Content-Type"))
+			}
+			if r := check("/sniff", "<html><body>hi</body></html>", 200); !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+				t.Errorf("sniffed content type %q", r.Header.Get("Content-Type"))
+			}
+			r := check("/reserved", "12345", 200)
+			if r.ContentLength != 5 || r.Header.Get("Date") == "yesterday" || len(r.TransferEncoding) != 0 {
+				t.Errorf("reserved headers leaked: CL=%d Date=%q TE=%v", r.ContentLength, r.Header.Get("Date"), r.TransferEncoding)
+			}
+			if v := r.Header.Values("X-Multi"); len(v) != 2 || v[0] != "a" || v[1] != "b" {
+				t.Errorf("X-Multi = %v", v)
+			}
+			if r := check("/close", "bye", 200); !r.Close {
+				t.Error("Connection: close not honoured")
+			}
+			check("/nocontent", "", 204)
+			check("/missing", "404 page not found\n", 404)
+
+			// HEAD: the length of the body the handler wrote, no body bytes.
+			c := dial(t, addr)
+			c.send("HEAD /sniff HTTP/1.1\r\nHost: x\r\n\r\n" + get("/sniff"))
+			head, hb := c.read("HEAD")
+			if head.ContentLength != int64(len("<html><body>hi</body></html>")) || hb != "" {
+				t.Errorf("HEAD: CL=%d body %q", head.ContentLength, hb)
+			}
+			if _, gb := c.read("GET"); gb != "<html><body>hi</body></html>" {
+				t.Errorf("GET after HEAD: %q", gb)
+			}
+		})
+	}
+}
+
+func TestNetHTTPExpectContinue(t *testing.T) {
+	_, addr := start(t, Config{HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.Write(bytes.ToUpper(b))
+	})})
+	c := dial(t, addr)
+	c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+	line, err := c.br.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "HTTP/1.1 100") {
+		t.Fatalf("interim answer %q %v", line, err)
+	}
+	if blank, _ := c.br.ReadString('\n'); blank != "\r\n" {
+		t.Fatalf("after 100: %q", blank)
+	}
+	c.send("hello")
+	if resp, body := c.read("POST"); resp.StatusCode != 200 || body != "HELLO" {
+		t.Fatalf("answer %d %q", resp.StatusCode, body)
+	}
+}
+
+func TestNetHTTPPanic(t *testing.T) {
+	e, addr := start(t, Config{HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/abort" {
+			panic(http.ErrAbortHandler)
+		}
+		w.Header().Set("X-Partial", "1")
+		w.Write([]byte("half"))
+		panic(errors.New("handler bug"))
+	})})
+	for _, p := range []string{"/bug", "/abort"} {
+		c := dial(t, addr)
+		c.send(get(p))
+		resp, body := c.read("GET")
+		if resp.StatusCode != 500 || body != "" || resp.Header.Get("X-Partial") != "" || !resp.Close {
+			t.Fatalf("%s: %d %q %v", p, resp.StatusCode, body, resp.Header)
+		}
+	}
+	if m := e.Metrics(); m.Panics != 2 {
+		t.Errorf("Panics = %d", m.Panics)
+	}
+}
+
+// A body read after the handler returned fails instead of reading freed memory.
+func TestNetHTTPBodyAfterReturn(t *testing.T) {
+	kept := make(chan io.Reader, 1)
+	_, addr := start(t, Config{HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		kept <- r.Body
+		w.Write([]byte("ok"))
+	})})
+	c := dial(t, addr)
+	c.send(post("/", "abc"))
+	c.read("POST")
+	body := <-kept
+	if _, err := body.Read(make([]byte, 3)); err == nil {
+		t.Fatal("read of a finished request's body succeeded")
+	}
+}
+
+func TestNetHTTPContextCancelledAfterReturn(t *testing.T) {
+	ctxs := make(chan context.Context, 1)
+	_, addr := start(t, Config{HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctxs <- r.Context()
+	})})
+	c := dial(t, addr)
+	c.send(get("/"))
+	if resp, _ := c.read("GET"); resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	select {
+	case <-(<-ctxs).Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("request context not cancelled after the handler returned")
+	}
+}
+
+var _ = net.Dial

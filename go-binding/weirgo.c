@@ -1,0 +1,65 @@
+#include "weirgo.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { STACK_HEADERS = 32 };
+
+static int respond_encoded(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, const void *body,
+                           size_t body_len, uint32_t flags) {
+    weir_header_t stack[STACK_HEADERS];
+    weir_header_t *h = stack;
+    int rc;
+    if (nhdr > STACK_HEADERS) {
+        h = (weir_header_t *)malloc(sizeof(weir_header_t) * nhdr);
+        if (h == NULL) {
+            rc = -ENOMEM;
+            goto fallback;
+        }
+    }
+    const char *p = hdrs;
+    for (uint32_t i = 0; i < nhdr; i++) {
+        uint32_t nl, vl;
+        memcpy(&nl, p, 4);
+        memcpy(&vl, p + 4, 4);
+        p += 8;
+        h[i].name.ptr = p;
+        h[i].name.len = nl;
+        p += nl;
+        h[i].value.ptr = p;
+        h[i].value.len = vl;
+        p += vl;
+    }
+    rc = weir_respond(ex, status, nhdr ? h : NULL, nhdr, body_len ? body : NULL, body_len, flags);
+    if (h != stack) free(h);
+    if (rc != -EINVAL && rc != -ENOMEM) return rc;
+fallback:
+    // An exchange weir refused stays open; answer it so the connection moves on.
+    weir_respond(ex, 500, NULL, 0, NULL, 0, WEIR_RESPOND_CLOSE);
+    return rc;
+}
+
+int weirgo_respond(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, const void *body,
+                   size_t body_len, uint32_t flags) {
+    return respond_encoded(ex, status, hdrs, nhdr, body, body_len, flags);
+}
+
+int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const char *arena, int32_t *rcs,
+                 weir_exchange **out, const weir_request **reqs, struct sockaddr_storage *peers, uint32_t max,
+                 int timeout_ms) {
+    for (uint32_t i = 0; i < nans; i++) {
+        const weirgo_answer *a = &ans[i];
+        rcs[i] = respond_encoded(a->ex, a->status, a->nhdr ? arena + a->hdr_off : NULL, a->nhdr,
+                                 a->body_len ? arena + a->body_off : NULL, (size_t)a->body_len, a->flags);
+    }
+    int n = weir_worker_poll(w, out, max, timeout_ms);
+    for (int i = 0; i < n; i++) {
+        reqs[i] = weir_exchange_request(out[i]);
+        if (peers != NULL) {
+            socklen_t len = sizeof(peers[i]);
+            if (weir_exchange_peer(out[i], &peers[i], &len) != 0) peers[i].ss_family = AF_UNSPEC;
+        }
+    }
+    return n;
+}

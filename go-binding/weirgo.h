@@ -1,0 +1,40 @@
+// C helpers of the Go binding: each turns one batch of work into one cgo
+// crossing. Only C calls weir here; weir never calls back into Go.
+#ifndef WEIRGO_H
+#define WEIRGO_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <weir.h>
+
+// One answer queued by an inline handler. Its headers and body live in the
+// worker's arena (Go memory holding no pointers): headers at hdr_off as
+// nhdr records of [u32 name_len][u32 value_len][name][value].
+typedef struct weirgo_answer {
+    weir_exchange *ex;
+    int32_t status;
+    uint32_t flags;
+    uint32_t nhdr;
+    uint32_t hdr_off;
+    uint64_t body_off;
+    uint64_t body_len;
+} weirgo_answer;
+
+// Sends every queued answer (rcs[i] gets weir_respond's result), then polls w
+// and fills out[i] with the exchanges and reqs[i] with their requests (and
+// peers[i] with their addresses when peers is not NULL). Returns poll's result.
+int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const char *arena, int32_t *rcs,
+                 weir_exchange **out, const weir_request **reqs, struct sockaddr_storage *peers, uint32_t max,
+                 int timeout_ms);
+
+// Answers one exchange now (headers encoded as in weirgo_answer). An answer
+// weir refuses (-EINVAL, -ENOMEM) is replaced by a bare 500 that closes, so no
+// exchange is ever left unanswered; the original code is still returned.
+int weirgo_respond(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, const void *body,
+                   size_t body_len, uint32_t flags);
+
+// Native pause entry points are not in libweir yet: the binding reports them
+// unsupported (see pause.go).
+
+#endif

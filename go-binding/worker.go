@@ -1,0 +1,173 @@
+package weir
+
+/*
+#include "weirgo.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// worker drives one native worker from one goroutine locked to its OS thread:
+// each cycle is one cgo call that hands weir the answers queued since the last
+// one and returns the next batch of exchanges.
+type worker struct {
+	e     *Engine
+	w     *C.weir_worker
+	ex    []*C.weir_exchange
+	reqs  []*C.weir_request
+	peers []C.struct_sockaddr_storage // nil unless peer addresses are wanted
+	ans   []C.weirgo_answer
+	rcs   []C.int32_t
+	arena []byte
+
+	// inline handlers reuse these, one per batch slot
+	rq []Request
+	rw []ResponseWriter
+
+	polls atomic.Uint64
+	taken atomic.Uint64
+}
+
+const arenaKeep = 1 << 20 // an arena grown past this is dropped after its batch
+
+func newWorker(e *Engine, w *C.weir_worker, batch int, peers bool) *worker {
+	wk := &worker{
+		e:    e,
+		w:    w,
+		ex:   make([]*C.weir_exchange, batch),
+		reqs: make([]*C.weir_request, batch),
+		ans:  make([]C.weirgo_answer, 0, batch),
+		rcs:  make([]C.int32_t, batch),
+		rq:   make([]Request, batch),
+		rw:   make([]ResponseWriter, batch),
+	}
+	if peers {
+		wk.peers = make([]C.struct_sockaddr_storage, batch)
+	}
+	return wk
+}
+
+// queue records an inline answer; it crosses with the next cycle.
+func (wk *worker) queue(ex *C.weir_exchange, status int, flags uint32, hdr []byte, nhdr uint32, body []byte) {
+	hoff := len(wk.arena)
+	wk.arena = append(wk.arena, hdr...)
+	boff := len(wk.arena)
+	wk.arena = append(wk.arena, body...)
+	wk.ans = append(wk.ans, C.weirgo_answer{
+		ex:       ex,
+		status:   C.int32_t(status),
+		flags:    C.uint32_t(flags),
+		nhdr:     C.uint32_t(nhdr),
+		hdr_off:  C.uint32_t(hoff),
+		body_off: C.uint64_t(boff),
+		body_len: C.uint64_t(len(body)),
+	})
+}
+
+func (wk *worker) run(timeoutMs int) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	e := wk.e
+	var peers *C.struct_sockaddr_storage
+	if wk.peers != nil {
+		peers = &wk.peers[0]
+	}
+	for {
+		var ans *C.weirgo_answer
+		var arena *C.char
+		nans := len(wk.ans)
+		if nans > 0 {
+			ans = &wk.ans[0]
+		}
+		if len(wk.rcs) < nans {
+			wk.rcs = make([]C.int32_t, nans)
+		}
+		if len(wk.arena) > 0 {
+			arena = (*C.char)(unsafe.Pointer(&wk.arena[0]))
+		}
+		wk.polls.Add(1)
+		n := int(cCycle(wk.w, ans, C.uint32_t(nans), arena, &wk.rcs[0], &wk.ex[0], &wk.reqs[0], peers,
+			C.uint32_t(len(wk.ex)), C.int(timeoutMs)))
+		for i := 0; i < nans; i++ {
+			e.countRespond(C.int(wk.rcs[i]))
+		}
+		wk.ans = wk.ans[:0]
+		if cap(wk.arena) > arenaKeep {
+			wk.arena = nil
+		} else {
+			wk.arena = wk.arena[:0]
+		}
+		if n == int(C.WEIR_E_SHUTDOWN) {
+			return nil
+		}
+		if n < 0 {
+			return codeErr("weir_worker_poll", C.int(n))
+		}
+		wk.taken.Add(uint64(n))
+		for i := 0; i < n; i++ {
+			var peer *C.struct_sockaddr_storage
+			if wk.peers != nil {
+				peer = &wk.peers[i]
+			}
+			if e.cfg.Async {
+				e.dispatchAsync(wk.ex[i], wk.reqs[i], peer)
+				continue
+			}
+			rq, rw := &wk.rq[i], &wk.rw[i]
+			rq.r, rq.peer = wk.reqs[i], peer
+			rw.reset(e, wk, wk.ex[i])
+			e.serve(rq, rw)
+		}
+	}
+}
+
+// asyncPair carries one exchange to its own goroutine. The peer address is
+// copied: the worker's peers array is rewritten by its next poll.
+type asyncPair struct {
+	rq   Request
+	rw   ResponseWriter
+	peer C.struct_sockaddr_storage
+}
+
+var asyncPairs = sync.Pool{New: func() any { return new(asyncPair) }}
+
+func (e *Engine) dispatchAsync(ex *C.weir_exchange, r *C.weir_request, peer *C.struct_sockaddr_storage) {
+	p := asyncPairs.Get().(*asyncPair)
+	p.rq.r, p.rq.peer = r, nil
+	if peer != nil {
+		p.peer = *peer
+		p.rq.peer = &p.peer
+	}
+	p.rw.reset(e, nil, ex)
+	e.inflight.Add(1)
+	go func() {
+		e.serve(&p.rq, &p.rw)
+		p.rq.r, p.rw.ex = nil, nil
+		asyncPairs.Put(p)
+		e.inflight.Done()
+	}()
+}
+
+// serve runs the handler; a panic or a missing answer becomes a 500 that
+// closes the connection, so no exchange is ever left behind.
+func (e *Engine) serve(r *Request, w *ResponseWriter) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.stats.panics.Add(1)
+			if !w.answered {
+				w.fail()
+			}
+			return
+		}
+		if !w.answered {
+			e.stats.unanswered.Add(1)
+			w.fail()
+		}
+	}()
+	e.handler(r, w)
+}

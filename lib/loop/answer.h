@@ -1,0 +1,59 @@
+// Cross-thread answers: weir_respond on a foreign thread copies the answer
+// into an Answer and posts it to the owning worker's MPSC queue; the worker
+// applies it with Conn::respond and gives the Answer back to its pool.
+//
+// The pool keeps used Answers (and their buffers) so the steady deferred path
+// does not allocate: a mutex guards the free list because many foreign threads
+// take from it (a lock-free pop would need ABA protection); it is held for a
+// pointer swap only. Buffers larger than kKeepBytes are freed, not kept.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+#include "loop/mpsc.h"
+#include "weir.h"
+
+namespace weir {
+
+struct Exchange;
+
+struct Answer : MpscNode {
+    Exchange *x = nullptr;
+    int status = 0;
+    uint32_t flags = 0;
+    bool drop = false; // the connection is gone: release x only
+    const weir_header_t *headers = nullptr;
+    size_t num_headers = 0;
+    const char *body = nullptr;
+    size_t body_len = 0;
+    char *buf = nullptr; // headers array, then names and values, then body
+    size_t cap = 0;
+    Answer *next_free = nullptr;
+};
+
+class AnswerPool {
+  public:
+    static constexpr size_t kKeepBytes = 64 * 1024;
+    static constexpr size_t kKeepCount = 1024;
+    ~AnswerPool();
+    // Any thread. A copy of the answer, or nullptr (out of memory).
+    Answer *make(Exchange *x, int status, const weir_header_t *h, size_t nh, const void *body, size_t len,
+                 uint32_t flags);
+    Answer *make_drop(Exchange *x);
+    // Any thread.
+    void give(Answer *a);
+
+  private:
+    Answer *take(size_t need);
+    std::mutex mu_;
+    Answer *free_ = nullptr;
+    size_t count_ = 0;
+};
+
+// The argument rules weir_respond enforces before an answer is posted, so a
+// foreign caller gets -EINVAL at once. Returns 0 or -EINVAL.
+int validate_answer(int status, const weir_header_t *h, size_t nh, const void *body, size_t len);
+
+} // namespace weir

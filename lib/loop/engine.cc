@@ -1,0 +1,226 @@
+#include "loop/engine.h"
+
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+
+namespace weir {
+
+int64_t mono_ms() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+int Engine::create(const weir_config *cfg, Engine **out) {
+    if (!cfg || !out)
+        return -EINVAL;
+    // The fields through on_request are the least a caller must describe.
+    if (cfg->size < offsetof(weir_config, user))
+        return -EINVAL;
+    std::unique_ptr<Engine> e(new Engine);
+    weir_config_init(&e->cfg_);
+    std::memcpy(&e->cfg_, cfg, cfg->size < sizeof(weir_config) ? cfg->size : sizeof(weir_config));
+    weir_config &c = e->cfg_;
+    c.size = sizeof(weir_config);
+    if (c.backend == WEIR_BACKEND_URING)
+        return WEIR_E_UNAVAILABLE; // comes with lib/uring
+    if (c.backend != WEIR_BACKEND_EPOLL)
+        return -EINVAL;
+    if (c.mode != WEIR_MODE_INLINE && c.mode != WEIR_MODE_DRIVEN)
+        return -EINVAL;
+    if (c.mode == WEIR_MODE_INLINE && !c.on_request)
+        return -EINVAL;
+    if (!c.host || c.max_connections == 0 || c.max_pipeline == 0 || c.read_buffer_size < 256 ||
+        c.backlog == 0 || c.max_output_bytes == 0)
+        return -EINVAL;
+    if (resolve_numeric(c.host, c.port, &e->addr_, &e->addr_len_) < 0)
+        return -EINVAL;
+    e->host_ = c.host;
+    c.host = e->host_.c_str();
+    if (c.limits.size == 0)
+        weir_http1_limits_init(&c.limits);
+    if (c.limits.size != sizeof(weir_http1_limits))
+        return -EINVAL;
+    uint32_t n = c.workers;
+    if (n == 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cpus > 0 ? static_cast<uint32_t>(cpus) : 1;
+    }
+    if (n > 1024)
+        return -EINVAL;
+    c.workers = n;
+    e->settings_.limits = c.limits;
+    e->settings_.read_buffer_size = c.read_buffer_size;
+    e->settings_.max_pipeline = c.max_pipeline;
+    e->settings_.max_output_bytes = c.max_output_bytes;
+    for (uint32_t i = 0; i < n; i++) {
+        std::unique_ptr<Worker> w(make_epoll_worker(*e, i));
+        if (!w)
+            return -ENOMEM;
+        int rc = w->init();
+        if (rc < 0)
+            return rc;
+        e->workers_.push_back(std::move(w));
+    }
+    *out = e.release();
+    return 0;
+}
+
+Engine::~Engine() {
+    if (state_ == State::Listening && cfg_.mode == WEIR_MODE_DRIVEN) {
+        // destroy comes after the hosts stopped polling: nobody runs these
+        // loops any more, so finish them here instead of waiting for polls.
+        grace_deadline_ms_.store(mono_ms(), std::memory_order_release);
+        stopping_.store(true, std::memory_order_release);
+        state_ = State::Stopped;
+    }
+    shutdown(0);
+    for (auto &w : workers_)
+        w->finish_here(); // driven workers whose hosts stopped polling early
+    workers_.clear();
+}
+
+int Engine::listen() {
+    if (state_ != State::Created)
+        return WEIR_E_STATE;
+    if (stopping())
+        return WEIR_E_SHUTDOWN;
+    ListenOptions opt;
+    opt.backlog = cfg_.backlog;
+    opt.defer_accept = cfg_.defer_accept != 0;
+    sockaddr_storage a = addr_;
+    for (uint32_t i = 0; i < workers_.size(); i++) {
+        int fd = workers_[i]->open_listener(a, addr_len_, opt);
+        if (fd < 0) {
+            for (uint32_t j = 0; j < i; j++)
+                workers_[j]->listener_.close_now();
+            return fd;
+        }
+        if (i == 0) {
+            // Port 0: the first bind picked it; the siblings bind to it.
+            socklen_t len = sizeof a;
+            if (::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) < 0) {
+                int rc = -errno;
+                workers_[0]->listener_.close_now();
+                return rc;
+            }
+            addr_ = a;
+            addr_len_ = len;
+        }
+    }
+    state_ = State::Listening;
+    return 0;
+}
+
+int Engine::addr(sockaddr_storage *ss, socklen_t *len) const {
+    if (!ss || !len)
+        return -EINVAL;
+    if (state_ == State::Created)
+        return WEIR_E_STATE;
+    *ss = addr_;
+    *len = addr_len_;
+    return 0;
+}
+
+int Engine::start() {
+    if (cfg_.mode != WEIR_MODE_INLINE || state_ != State::Listening)
+        return WEIR_E_STATE;
+    try {
+        for (auto &w : workers_) {
+            Worker *wp = w.get();
+            threads_.emplace_back([wp] { wp->run(); });
+        }
+    } catch (...) {
+        // Could not spawn them all: stop the ones that run.
+        state_ = State::Started;
+        shutdown(0);
+        return -EAGAIN;
+    }
+    state_ = State::Started;
+    return 0;
+}
+
+int Engine::shutdown(int64_t grace_ns) {
+    if (state_ == State::Stopped)
+        return 0;
+    int64_t now = mono_ms();
+    int64_t deadline = grace_ns < 0 ? INT64_MAX : now + (grace_ns + 999999) / 1000000;
+    grace_deadline_ms_.store(deadline, std::memory_order_release);
+    stopping_.store(true, std::memory_order_release);
+    for (auto &w : workers_)
+        w->wake();
+    int rc = 0;
+    if (state_ == State::Started) {
+        for (auto &t : threads_)
+            t.join();
+        threads_.clear();
+    } else if (state_ == State::Listening && cfg_.mode == WEIR_MODE_DRIVEN) {
+        // The hosts' polls do the work; wait for them, a little past the grace
+        // so a host that polls on a timer still gets its last pass in.
+        std::unique_lock<std::mutex> lk(mu_);
+        auto all_done = [this] {
+            for (auto &w : workers_)
+                if (!w->finished())
+                    return false;
+            return true;
+        };
+        if (deadline == INT64_MAX)
+            cv_.wait(lk, all_done);
+        else
+            cv_.wait_for(lk, std::chrono::milliseconds(deadline - now + 200), all_done);
+        if (!all_done())
+            rc = -ETIMEDOUT;
+    } else {
+        // No thread runs the loops (never started): stop them here.
+        for (auto &w : workers_)
+            w->finish_here();
+    }
+    for (auto &w : workers_)
+        if (w->forced())
+            rc = -ETIMEDOUT;
+    state_ = State::Stopped;
+    return rc;
+}
+
+void Engine::metrics(weir_metrics *out) const {
+    const WorkerMetrics *m[1024];
+    uint32_t n = 0;
+    for (auto &w : workers_)
+        m[n++] = &w->metrics;
+    metrics_sum(m, n, out);
+}
+
+Worker *Engine::sibling_with_room(const Worker *from) const {
+    Worker *best = nullptr;
+    uint64_t best_open = cfg_.max_connections;
+    for (auto &w : workers_) {
+        if (w.get() == from || w->finished())
+            continue;
+        uint64_t open = w->open_connections();
+        if (open < best_open) {
+            best = w.get();
+            best_open = open;
+        }
+    }
+    return best;
+}
+
+void Engine::log_once(uint32_t kind, int level, const char *msg) {
+    uint32_t bit = 1u << kind;
+    if (!cfg_.log || (logged_.fetch_or(bit, std::memory_order_relaxed) & bit))
+        return;
+    cfg_.log(cfg_.log_user, level, msg);
+}
+
+void Engine::worker_finished() {
+    std::lock_guard<std::mutex> lk(mu_);
+    cv_.notify_all();
+}
+
+} // namespace weir

@@ -1,0 +1,69 @@
+// The engine: a config, N workers of one backend, their threads (inline mode)
+// and the shutdown that ends them. The C ABI in capi/engine.cc maps
+// weir_engine to Engine, weir_worker to Worker, weir_exchange to Exchange.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "conn/conn.h"
+#include "loop/worker.h"
+#include "weir.h"
+
+namespace weir {
+
+class Engine {
+  public:
+    enum class State { Created, Listening, Started, Stopped };
+
+    static int create(const weir_config *cfg, Engine **out);
+    ~Engine();
+
+    int listen();
+    int start();
+    int shutdown(int64_t grace_ns);
+    int addr(sockaddr_storage *ss, socklen_t *len) const;
+    void metrics(weir_metrics *out) const;
+
+    // For workers.
+    const weir_config &cfg() const { return cfg_; }
+    const ConnSettings &settings() const { return settings_; }
+    bool stopping() const { return stopping_.load(std::memory_order_acquire); }
+    int64_t grace_deadline_ms() const { return grace_deadline_ms_.load(std::memory_order_acquire); }
+    uint64_t next_conn_id() { return next_id_.fetch_add(1, std::memory_order_relaxed) + 1; }
+    Worker *sibling_with_room(const Worker *from) const;
+    void log_once(uint32_t kind, int level, const char *msg);
+    void worker_finished();
+    uint32_t worker_count() const { return static_cast<uint32_t>(workers_.size()); }
+    Worker *worker(uint32_t i) const { return workers_[i].get(); }
+    State state() const { return state_; }
+
+  private:
+    Engine() = default;
+    weir_config cfg_{};
+    std::string host_;
+    ConnSettings settings_{};
+    std::vector<std::unique_ptr<Worker>> workers_;
+    std::vector<std::thread> threads_;
+    State state_ = State::Created;
+    sockaddr_storage addr_{};
+    socklen_t addr_len_ = 0;
+    std::atomic<bool> stopping_{false};
+    std::atomic<int64_t> grace_deadline_ms_{INT64_MAX};
+    std::atomic<uint64_t> next_id_{0};
+    std::atomic<uint32_t> logged_{0};
+    std::mutex mu_;
+    std::condition_variable cv_;
+};
+
+int64_t mono_ms();
+
+} // namespace weir

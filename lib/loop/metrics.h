@@ -1,0 +1,47 @@
+// Per-worker counters: written by the worker's thread only (a relaxed load and
+// store, no locked instruction on the hot path), read from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "weir.h"
+
+namespace weir {
+
+enum Metric : uint32_t {
+    M_ACCEPTED,
+    M_ACCEPT_BATCHES,
+    M_ACCEPT_OWED,
+    M_ACCEPT_RESOURCE_ERRORS,
+    M_ACCEPT_OTHER_ERRORS,
+    M_HANDOFFS,
+    M_HANDOFFS_OWED,
+    M_CONNECTIONS_OPEN,
+    M_REQUESTS,
+    M_RESPONSES,
+    M_PARSE_ERRORS,
+    M_CONTINUES_SENT,
+    M_BYTES_IN,
+    M_BYTES_OUT,
+    M_LOOP_PASSES,
+    M_CLOSES, // WEIR_CLOSE_REASONS entries follow
+    M_COUNT = M_CLOSES + WEIR_CLOSE_REASONS,
+};
+
+struct WorkerMetrics {
+    std::atomic<uint64_t> v[M_COUNT] = {};
+
+    // Owner thread only.
+    void add(uint32_t m, uint64_t n = 1) { v[m].store(v[m].load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+    void sub(uint32_t m, uint64_t n = 1) { v[m].store(v[m].load(std::memory_order_relaxed) - n, std::memory_order_relaxed); }
+    void close(uint32_t reason) { add(M_CLOSES + (reason < WEIR_CLOSE_REASONS ? reason : WEIR_CLOSE_IO_ERROR)); }
+    // Any thread.
+    uint64_t get(uint32_t m) const { return v[m].load(std::memory_order_relaxed); }
+};
+
+// Sums workers' counters into out, honouring out->size (fields past it are
+// left alone). Any thread.
+void metrics_sum(const WorkerMetrics *const *workers, uint32_t n, weir_metrics *out);
+
+} // namespace weir

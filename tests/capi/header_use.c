@@ -1,0 +1,117 @@
+/* Compiled (never run) by tests/scripts/capi_header.sh as strict C99, C11 and
+ * C++17, with gcc and clang: weir.h must be plain C a binding generator can
+ * read, and every type and function in it must be usable as declared.
+ * Assigning each function to a pointer of the exact type spelled out here
+ * catches a signature that drifts from what bindings hand-wrote. */
+#include <weir.h>
+
+#include <errno.h>
+
+#define WEIR_CHECK(name, cond) typedef char weir_check_##name[(cond) ? 1 : -1]
+
+/* Every struct that may grow begins with its size. */
+WEIR_CHECK(limits_size_first, offsetof(weir_http1_limits, size) == 0);
+WEIR_CHECK(request_size_first, offsetof(weir_http1_request, size) == 0);
+WEIR_CHECK(chunked_size_first, offsetof(weir_http1_chunked, size) == 0);
+WEIR_CHECK(config_size_first, offsetof(weir_config, size) == 0);
+WEIR_CHECK(metrics_size_first, offsetof(weir_metrics, size) == 0);
+WEIR_CHECK(xrequest_size_first, offsetof(weir_request, size) == 0);
+/* weir's codes sit in their own band, below every errno. */
+WEIR_CHECK(band, WEIR_E_BASE > 4095 && WEIR_E_INCOMPLETE == -(WEIR_E_BASE + 1));
+WEIR_CHECK(band_last, WEIR_E_LAST < WEIR_E_UNAVAILABLE && WEIR_E_LAST == -(WEIR_E_BASE + 63));
+WEIR_CHECK(version, WEIR_VERSION_HEX == ((WEIR_VERSION_MAJOR << 16) | (WEIR_VERSION_MINOR << 8) | WEIR_VERSION_PATCH));
+WEIR_CHECK(close_reasons, WEIR_CLOSE_RESOURCE < WEIR_CLOSE_REASONS);
+WEIR_CHECK(metrics_closes, sizeof(((weir_metrics *)0)->closes) == WEIR_CLOSE_REASONS * sizeof(uint64_t));
+
+static void on_request(void *user, weir_exchange *ex) {
+    (void)user;
+    (void)ex;
+}
+static void on_log(void *user, int level, const char *msg) {
+    (void)user;
+    (void)level;
+    (void)msg;
+}
+
+int weir_header_use(void);
+int weir_header_use(void) {
+    uint32_t (*f_version)(void) = weir_version;
+    const char *(*f_version_string)(void) = weir_version_string;
+    const char *(*f_strerror)(int) = weir_strerror;
+    const char *(*f_err_name)(int) = weir_err_name;
+    void (*f_limits_init)(weir_http1_limits *) = weir_http1_limits_init;
+    int (*f_parse)(const char *, size_t, const weir_http1_limits *, weir_http1_request *, weir_header_t *, size_t) =
+        weir_http1_parse_request;
+    int (*f_status)(int) = weir_http1_status;
+    int (*f_chunked_init)(weir_http1_chunked *, const weir_http1_limits *) = weir_http1_chunked_init;
+    int (*f_chunked_decode)(weir_http1_chunked *, const char *, size_t, size_t *, char *, size_t *) =
+        weir_http1_chunked_decode;
+    int (*f_trailers)(const char *, size_t, const weir_http1_limits *, weir_header_t *, size_t) =
+        weir_http1_parse_trailers;
+    void (*f_config_init)(weir_config *) = weir_config_init;
+    int (*f_create)(const weir_config *, weir_engine **) = weir_engine_create;
+    int (*f_listen)(weir_engine *) = weir_engine_listen;
+    int (*f_addr)(weir_engine *, struct sockaddr_storage *, socklen_t *) = weir_engine_addr;
+    int (*f_start)(weir_engine *) = weir_engine_start;
+    int (*f_shutdown)(weir_engine *, int64_t) = weir_engine_shutdown;
+    void (*f_destroy)(weir_engine *) = weir_engine_destroy;
+    int (*f_worker)(weir_engine *, uint32_t, weir_worker **) = weir_engine_worker;
+    int (*f_workers)(weir_engine *) = weir_engine_workers;
+    int (*f_poll)(weir_worker *, weir_exchange **, uint32_t, int) = weir_worker_poll;
+    const char *(*f_close_name)(uint32_t) = weir_close_reason_name;
+    int (*f_metrics)(weir_engine *, weir_metrics *) = weir_engine_metrics;
+    const weir_request *(*f_request)(weir_exchange *) = weir_exchange_request;
+    int (*f_peer)(weir_exchange *, struct sockaddr_storage *, socklen_t *) = weir_exchange_peer;
+    int (*f_respond)(weir_exchange *, int, const weir_header_t *, size_t, const void *, size_t, uint32_t) =
+        weir_respond;
+    int (*f_defer)(weir_exchange *) = weir_defer;
+    int (*f_respond_many)(weir_answer_t *, size_t) = weir_respond_many;
+    weir_answer_t answer;
+
+    weir_handler_fn handler = on_request;
+    weir_log_fn log = on_log;
+    weir_str_t s = {"GET", 3};
+    weir_header_t h = {{"Host", 4}, {"x", 1}};
+    weir_http1_limits limits;
+    weir_http1_request req;
+    weir_http1_chunked chunked;
+    weir_config cfg;
+    weir_metrics metrics;
+    weir_request xreq;
+    weir_engine *engine = 0;
+    weir_worker *worker = 0;
+    weir_exchange *exchange = 0;
+    int n = 0;
+
+    limits.size = (uint32_t)sizeof limits;
+    req.size = (uint32_t)sizeof req;
+    req.headers = &h;
+    chunked.size = (uint32_t)sizeof chunked;
+    cfg.size = (uint32_t)sizeof cfg;
+    cfg.backend = WEIR_BACKEND_EPOLL + WEIR_BACKEND_URING - WEIR_BACKEND_URING;
+    cfg.mode = WEIR_MODE_INLINE + WEIR_MODE_DRIVEN - WEIR_MODE_DRIVEN;
+    cfg.on_request = handler;
+    cfg.log = log;
+    metrics.size = (uint32_t)sizeof metrics;
+    metrics.closes[WEIR_CLOSE_PEER] = 0;
+    xreq.size = (uint32_t)sizeof xreq;
+    xreq.method = s;
+    n += (int)(WEIR_TARGET_ORIGIN + WEIR_TARGET_ABSOLUTE + WEIR_TARGET_AUTHORITY + WEIR_TARGET_ASTERISK);
+    n += (int)(WEIR_BODY_NONE + WEIR_BODY_LENGTH + WEIR_BODY_CHUNKED);
+    n += (int)(WEIR_REQ_KEEP_ALIVE | WEIR_REQ_EXPECT_CONTINUE | WEIR_REQ_UPGRADE | WEIR_RESPOND_CLOSE);
+    n += WEIR_LOG_ERROR + WEIR_LOG_WARN + WEIR_LOG_INFO + WEIR_CLOSE_SHUTDOWN + WEIR_CLOSE_HANDLER;
+    n += (engine == 0) + (worker == 0) + (exchange == 0) + (int)limits.size + (int)req.size + (int)chunked.size +
+         (int)cfg.size + (int)metrics.size + (int)xreq.size + (int)xreq.method.len;
+    n += (f_version != 0) + (f_version_string != 0) + (f_strerror != 0) + (f_err_name != 0) +
+         (f_limits_init != 0) + (f_parse != 0) + (f_status != 0) + (f_chunked_init != 0) +
+         (f_chunked_decode != 0) + (f_trailers != 0) + (f_config_init != 0) + (f_create != 0) + (f_listen != 0) +
+         (f_addr != 0) + (f_start != 0) + (f_shutdown != 0) + (f_destroy != 0) + (f_worker != 0) +
+         (f_workers != 0) + (f_poll != 0) + (f_close_name != 0) + (f_metrics != 0) + (f_request != 0) +
+         (f_peer != 0) + (f_respond != 0) + (f_defer != 0) + (f_respond_many != 0);
+    answer.ex = exchange;
+    answer.status = 200;
+    answer.flags = WEIR_RESPOND_CLOSE;
+    answer.result = 0;
+    n += answer.status + (int)answer.flags + answer.result;
+    return n + EINVAL;
+}

@@ -1,0 +1,230 @@
+// Driven mode: the host's thread runs the worker with weir_worker_poll; one
+// poll returns a batch; answers given since the last poll leave on the next
+// one; foreign-thread answers wake the poll; shutdown ends the polls.
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
+#include "support/net.h"
+
+using namespace testnet;
+
+namespace {
+
+struct Driven {
+    Server srv;
+    weir_worker *w = nullptr;
+    int start(uint32_t workers = 1) {
+        weir_config c = config(workers, WEIR_MODE_DRIVEN, nullptr, nullptr);
+        int rc = srv.start(c);
+        if (rc < 0)
+            return rc;
+        return weir_engine_worker(srv.e, 0, &w);
+    }
+};
+
+// Polls until at least want exchanges arrived (or 3 s).
+std::vector<weir_exchange *> poll_for(weir_worker *w, size_t want, int *max_batch = nullptr) {
+    std::vector<weir_exchange *> got;
+    weir_exchange *out[64];
+    int64_t until = now_ms() + 3000;
+    while (got.size() < want && now_ms() < until) {
+        int n = weir_worker_poll(w, out, 64, 50);
+        if (n < 0)
+            break;
+        if (max_batch && n > *max_batch)
+            *max_batch = n;
+        got.insert(got.end(), out, out + n);
+    }
+    return got;
+}
+
+void test_driven_answers_flushed_on_next_poll(void **) {
+    Driven d;
+    assert_int_equal(d.start(), 0);
+    Client c = connect_to(d.srv.port);
+    assert_true(send_all(c, get("/one")));
+    auto got = poll_for(d.w, 1);
+    assert_int_equal(got.size(), 1);
+    assert_string_equal(str(weir_exchange_request(got[0])->path).c_str(), "/one");
+    sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    assert_int_equal(weir_exchange_peer(got[0], &ss, &len), 0);
+    assert_int_equal(ss.ss_family, AF_INET);
+    assert_int_equal(answer(got[0], 200, "first"), 0);
+    // same thread, between polls: held until the next poll
+    assert_true(stays_silent(c, 100));
+    weir_exchange *none[4];
+    assert_int_equal(weir_worker_poll(d.w, none, 4, 0), 0);
+    Response r = read_response(c, 2000);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body.c_str(), "first");
+}
+
+void test_driven_pipelined_batch(void **) {
+    Driven d;
+    assert_int_equal(d.start(), 0);
+    Client c = connect_to(d.srv.port);
+    std::string all;
+    for (int i = 0; i < 10; i++)
+        all += get("/b" + std::to_string(i));
+    assert_true(send_all(c, all));
+    int max_batch = 0;
+    auto got = poll_for(d.w, 10, &max_batch);
+    assert_int_equal(got.size(), 10);
+    assert_true(max_batch >= 2); // one poll carried several requests
+    for (size_t i = 0; i < got.size(); i++)
+        assert_int_equal(answer(got[i], 200, str(weir_exchange_request(got[i])->path)), 0);
+    weir_exchange *none[4];
+    weir_worker_poll(d.w, none, 4, 0);
+    for (int i = 0; i < 10; i++) {
+        Response r = read_response(c, 2000);
+        assert_int_equal(r.status, 200);
+        assert_string_equal(r.body.c_str(), ("/b" + std::to_string(i)).c_str());
+    }
+    weir_metrics m = d.srv.metrics();
+    assert_int_equal(m.requests, 10);
+}
+
+void test_driven_small_max_keeps_the_rest(void **) {
+    Driven d;
+    assert_int_equal(d.start(), 0);
+    Client c = connect_to(d.srv.port);
+    assert_true(send_all(c, get("/a") + get("/b") + get("/c")));
+    std::vector<weir_exchange *> got;
+    weir_exchange *out[1];
+    int64_t until = now_ms() + 3000;
+    while (got.size() < 3 && now_ms() < until) {
+        int n = weir_worker_poll(d.w, out, 1, 50);
+        assert_true(n >= 0 && n <= 1);
+        got.insert(got.end(), out, out + n);
+    }
+    assert_int_equal(got.size(), 3);
+    assert_string_equal(str(weir_exchange_request(got[2])->path).c_str(), "/c");
+    for (auto *x : got)
+        answer(x, 204, "");
+    weir_worker_poll(d.w, out, 1, 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(read_response(c, 2000).status, 204);
+}
+
+void test_driven_foreign_answer_wakes_poll(void **) {
+    Driven d;
+    assert_int_equal(d.start(), 0);
+    Client c = connect_to(d.srv.port);
+    assert_true(send_all(c, get("/f")));
+    auto got = poll_for(d.w, 1);
+    assert_int_equal(got.size(), 1);
+    std::atomic<bool> stop{false};
+    // the host blocks in poll (no timeout bound); an answer from another
+    // thread must reach the wire without another request arriving
+    std::thread host([&] {
+        weir_exchange *out[4];
+        while (!stop.load()) {
+            int n = weir_worker_poll(d.w, out, 4, 100);
+            if (n < 0)
+                break;
+        }
+    });
+    sleep_ms(50);
+    std::thread other([&] { assert_int_equal(answer(got[0], 200, "from afar"), 0); });
+    other.join();
+    Response r = read_response(c, 2000);
+    stop = true;
+    host.join();
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body.c_str(), "from afar");
+}
+
+void test_driven_shutdown_ends_polls(void **) {
+    Driven d;
+    assert_int_equal(d.start(2), 0);
+    weir_worker *w1 = nullptr;
+    assert_int_equal(weir_engine_worker(d.srv.e, 1, &w1), 0);
+    assert_int_equal(weir_engine_worker(d.srv.e, 2, &w1), -EINVAL);
+    assert_int_equal(weir_engine_worker(d.srv.e, 1, &w1), 0);
+    std::atomic<int> ended{0};
+    std::vector<std::thread> hosts;
+    for (weir_worker *w : {d.w, w1})
+        hosts.emplace_back([w, &ended] {
+            weir_exchange *out[8];
+            for (;;) {
+                int n = weir_worker_poll(w, out, 8, 1000);
+                for (int i = 0; i < n; i++)
+                    answer(out[i], 200, "ok");
+                if (n == WEIR_E_SHUTDOWN) {
+                    ended++;
+                    return;
+                }
+            }
+        });
+    Client c = connect_to(d.srv.port);
+    assert_true(send_all(c, get("/")));
+    assert_int_equal(read_response(c, 2000).status, 200);
+    assert_int_equal(d.srv.shutdown(1'000'000'000LL), 0);
+    for (auto &t : hosts)
+        t.join();
+    assert_int_equal(ended.load(), 2);
+    assert_true(wait_closed(c, 1000));
+    weir_exchange *out[1];
+    assert_int_equal(weir_worker_poll(d.w, out, 1, 0), WEIR_E_SHUTDOWN);
+    assert_int_equal(d.srv.metrics().closes[WEIR_CLOSE_SHUTDOWN], 1);
+}
+
+void test_driven_poll_takes_owed_accepts(void **) {
+    // accept_batch 2 and ten connections waiting: one poll runs the owed
+    // batches before returning, so it hands out all ten requests at once
+    // (without the owed passes it would return after the first batch: two).
+    Server s;
+    weir_config c = config(1, WEIR_MODE_DRIVEN, nullptr, nullptr);
+    c.accept_batch = 2;
+    assert_int_equal(s.start(c), 0);
+    weir_worker *w = nullptr;
+    assert_int_equal(weir_engine_worker(s.e, 0, &w), 0);
+    std::vector<Client> clients;
+    for (int i = 0; i < 10; i++) {
+        clients.push_back(connect_to(s.port));
+        assert_true(send_all(clients.back(), get("/o")));
+    }
+    sleep_ms(50);
+    weir_exchange *out[64];
+    int n = weir_worker_poll(w, out, 64, 1000);
+    assert_int_equal(n, 10);
+    for (int i = 0; i < n; i++)
+        answer(out[i], 200, "ok");
+    weir_worker_poll(w, out, 64, 0);
+    for (auto &k : clients)
+        assert_int_equal(read_response(k, 2000).status, 200);
+    weir_metrics m = s.metrics();
+    assert_true(m.accept_owed >= 4);
+}
+
+void test_driven_destroy_without_polls(void **) {
+    // a host that stopped polling early: destroy still closes and frees all
+    Driven d;
+    assert_int_equal(d.start(), 0);
+    Client c = connect_to(d.srv.port);
+    assert_true(send_all(c, get("/never")));
+    auto got = poll_for(d.w, 1);
+    assert_int_equal(got.size(), 1);
+    weir_engine_destroy(d.srv.e);
+    d.srv.e = nullptr;
+    assert_true(wait_closed(c, 1000));
+}
+
+} // namespace
+
+int main() {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_driven_answers_flushed_on_next_poll),
+        cmocka_unit_test(test_driven_pipelined_batch),
+        cmocka_unit_test(test_driven_small_max_keeps_the_rest),
+        cmocka_unit_test(test_driven_foreign_answer_wakes_poll),
+        cmocka_unit_test(test_driven_shutdown_ends_polls),
+        cmocka_unit_test(test_driven_poll_takes_owed_accepts),
+        cmocka_unit_test(test_driven_destroy_without_polls),
+    };
+    return cmocka_run_group_tests(tests, nullptr, nullptr);
+}

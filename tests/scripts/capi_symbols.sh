@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The ABI surface: libweir.so exports exactly the functions weir.h declares
+# (every WEIR_API function, nothing else: no std::, no internals), each bound to
+# a WEIR_* version node of capi/weir.map; its SONAME is libweir.so.<major>; and
+# libweir.a defines every declared function too.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+B=${B:-build}
+so=$B/lib/libweir.so a=$B/lib/libweir.a
+for f in "$so" "$a"; do [[ -e $f ]] || { echo "FAIL  $f missing: run make"; exit 1; }; done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL  $*"; fail=1; }
+
+major=$(sed -n 's/^#define WEIR_VERSION_MAJOR \([0-9]*\).*/\1/p' include/weir.h)
+# Declared: the name before the first '(' on each WEIR_API line (the header keeps
+# name and '(' on that line; a declaration that does not is itself reported).
+grep -E '^WEIR_API ' include/weir.h >"$tmp/decl.lines"
+sed -nE 's/^WEIR_API [^(]*[^A-Za-z0-9_](weir_[A-Za-z0-9_]+)\(.*/\1/p' "$tmp/decl.lines" | sort >"$tmp/declared"
+if [[ $(wc -l <"$tmp/declared") -ne $(wc -l <"$tmp/decl.lines") ]]; then
+    bad "some WEIR_API line in weir.h does not carry 'weir_name(' on it:"
+    grep -vE 'weir_[A-Za-z0-9_]+\(' "$tmp/decl.lines" || true
+fi
+if ! uniq -d "$tmp/declared" | diff /dev/null - >/dev/null; then bad "declared twice: $(uniq -d "$tmp/declared")"; fi
+echo "weir.h declares $(wc -l <"$tmp/declared") functions"
+
+nm -D --defined-only "$so" >"$tmp/nm"
+# Version-node symbols (type A, e.g. WEIR_0.1) are the version script's; everything else must be weir_*.
+awk '$2 == "A"' "$tmp/nm" | awk '{print $3}' >"$tmp/nodes"
+awk '$2 != "A"' "$tmp/nm" >"$tmp/syms"
+while read -r node; do
+    [[ $node =~ ^WEIR_[0-9]+\.[0-9]+$ ]] || bad "unexpected version node $node"
+done <"$tmp/nodes"
+[[ -s $tmp/nodes ]] || bad "no WEIR_* version node: is capi/weir.map applied?"
+while read -r _ type sym; do
+    name=${sym%%@*}
+    ver=${sym#"$name"}
+    [[ $name =~ ^weir_[a-z0-9_]+$ ]] || bad "exported symbol is not weir_*: $sym ($type)"
+    [[ $ver =~ ^@@?WEIR_[0-9]+\.[0-9]+$ ]] || bad "symbol without a WEIR_* version: $sym"
+    [[ $type == T ]] || bad "exported symbol is not a function in .text: $sym ($type)"
+done <"$tmp/syms"
+awk '{print $3}' "$tmp/syms" | sed 's/@.*//' | sort -u >"$tmp/exported"
+if grep -q '_Z' "$tmp/nm"; then bad "C++ symbols exported: $(grep _Z "$tmp/nm" | head -n 5)"; fi
+
+missing=$(comm -23 "$tmp/declared" "$tmp/exported")
+extra=$(comm -13 "$tmp/declared" "$tmp/exported")
+[[ -z $missing ]] || bad "declared in weir.h but not exported by $so:" $missing
+[[ -z $extra ]] || bad "exported by $so but not declared in weir.h:" $extra
+
+soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[[ $soname == "libweir.so.$major" ]] || bad "SONAME is '$soname', want libweir.so.$major"
+
+nm --defined-only "$a" 2>/dev/null | awk '$2 == "T" {print $3}' | sort -u >"$tmp/static"
+smissing=$(comm -23 "$tmp/declared" "$tmp/static")
+[[ -z $smissing ]] || bad "declared in weir.h but not defined in $a:" $smissing
+
+if [[ $fail == 0 ]]; then
+    echo "ok    $(wc -l <"$tmp/exported") exported functions == declared; SONAME $soname; nodes: $(tr '\n' ' ' <"$tmp/nodes")"
+fi
+exit $fail

@@ -1,0 +1,77 @@
+// Shared helpers for integration tests: a tiny blocking HTTP/1.1 client over
+// 127.0.0.1 and an in-process engine wrapper. Every call is bounded in time.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "weir.h"
+
+namespace testnet {
+
+int64_t now_ms();
+void sleep_ms(int ms);
+
+// A client connection with its own receive buffer (pipelined answers).
+struct Client {
+    int fd = -1;
+    std::string buf;
+    Client() = default;
+    explicit Client(int f) : fd(f) {}
+    Client(Client &&o) noexcept : fd(o.fd), buf(std::move(o.buf)) { o.fd = -1; }
+    Client &operator=(Client &&o) noexcept;
+    ~Client();
+    void close();
+};
+
+struct Response {
+    int status = 0; // 0: no complete response (timeout, close, garbage)
+    std::string head; // status line and fields, CRLFs included
+    std::string body;
+    std::string header(const char *name) const; // first value, "" when absent
+};
+
+// Connects to port on 127.0.0.1 (blocking, with a 5 s receive timeout).
+Client connect_to(uint16_t port);
+// Sends everything; false on error.
+bool send_all(Client &c, const std::string &bytes);
+// Takes one complete response out of c.buf without reading (status 0 when
+// c.buf does not hold one yet). Content-Length framing only.
+Response take_response(Client &c);
+// Reads what is there without blocking, appending to c.buf; false on EOF/error.
+bool read_some(Client &c);
+// Reads one response (Content-Length or chunked framing) within timeout_ms.
+Response read_response(Client &c, int timeout_ms = 5000);
+// True when the peer closed (EOF or reset) within timeout_ms; bytes that
+// arrive first are appended to c.buf.
+bool wait_closed(Client &c, int timeout_ms = 5000);
+// True when nothing (no byte, no close) arrives within ms.
+bool stays_silent(Client &c, int ms);
+// "GET path HTTP/1.1\r\nHost: t\r\n\r\n" plus extra header lines (each "Name: v\r\n").
+std::string get(const std::string &path, const std::string &extra = "");
+
+// An engine bound to an ephemeral port on 127.0.0.1.
+struct Server {
+    weir_engine *e = nullptr;
+    uint16_t port = 0;
+    // Creates, listens and (inline mode) starts. Returns 0 or an error code.
+    int start(const weir_config &cfg);
+    weir_metrics metrics() const;
+    int shutdown(int64_t grace_ns);
+    ~Server();
+};
+
+// weir_config_init plus 127.0.0.1 and the given mode/handler.
+weir_config config(uint32_t workers, uint32_t mode, weir_handler_fn fn, void *user);
+
+// A weir_str_t view as std::string.
+std::string str(weir_str_t s);
+// The query parameter name=... as an integer, or def.
+long query_int(const weir_request *r, const char *name, long def);
+// Answers ex with status and a text body.
+int answer(weir_exchange *ex, int status, const std::string &body, uint32_t flags = 0);
+
+} // namespace testnet
