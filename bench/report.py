@@ -91,15 +91,17 @@ def tables(summ, results):
             if kind in summ["idle"]:
                 lines.append(f"| {LABEL[kind]} | {_mm(summ['idle'][kind], '{:,.0f}')} |")
     if results.get("syscalls"):
-        lines += ["", "| syscalls per request (keep-alive) | perf (raw_syscalls:sys_enter) | strace -c -f |",
-                  "|---|---:|---:|"]
+        lines += ["", "| syscalls per request | keep-alive (perf) | keep-alive (strace) | pipelined x16 (perf) "
+                  "| pipelined x16 (strace) |", "|---|---:|---:|---:|---:|"]
         for kind in results["servers"]:
             e = results["syscalls"].get(kind)
             if e:
-                p = e.get("per_req")
-                st = e.get("strace_per_req")
-                lines.append(f"| {LABEL[kind]} | {'–' if p is None else f'{p:.3f}'} "
-                             f"| {'–' if st is None else f'{st:.3f}'} |")
+                cells = []
+                for scen in ("keep-alive", "pipeline-16"):
+                    for key in ("per_req", "strace_per_req"):
+                        v = e.get(scen, {}).get(key)
+                        cells.append("–" if v is None else f"{v:.3f}")
+                lines.append(f"| {LABEL[kind]} | " + " | ".join(cells) + " |")
     lines += ["", "| target | measured | met |", "|---|---:|:---:|"]
     for t in summ["targets"]:
         ok = "n/a" if t["ok"] is None else ("yes" if t["ok"] else "**no**")
@@ -160,12 +162,22 @@ def markdown(results, summ, svg_name):
         f"![throughput, CPU per request and idle memory]({svg_name})",
         "",
     ]
-    w = results.get("syscalls", {}).get("weir", {})
-    if w.get("strace_by_call"):
-        out += ["weir-demo's syscalls per request by call (strace -c -f, keep-alive):", "",
-                "| syscall | per request |", "|---|---:|"]
-        for name, v in list(w["strace_by_call"].items())[:10]:
-            out.append(f"| {name} | {v:.3f} |")
+    by_call = results.get("syscalls", {})
+    if by_call:
+        out += ["Syscalls per request by call (strace -c -f; the calls that make up nine tenths and more):", "",
+                "| server | keep-alive | pipelined x16 |", "|---|---|---|"]
+        for kind in results["servers"]:
+            cells = []
+            for scen in ("keep-alive", "pipeline-16"):
+                calls = by_call.get(kind, {}).get(scen, {}).get("strace_by_call", {})
+                total, shown, acc = sum(calls.values()), [], 0.0
+                for name, v in calls.items():
+                    if acc >= 0.9 * total or len(shown) == 5:
+                        break
+                    shown.append(f"{name} {v:.3f}")
+                    acc += v
+                cells.append(", ".join(shown) or "–")
+            out.append(f"| {LABEL[kind]} | {cells[0]} | {cells[1]} |")
         out.append("")
     if results.get("parser"):
         out += ["## Parser (scripts/bench-parser)", "", "```", results["parser"]["output"], "```", ""]

@@ -74,10 +74,13 @@ def plot(summ, results):
     bottom_row = [(f"{s}: CPU µs/request", {k: v["cpu"] for k, v in thr[s].items()}) for s in scen]
     if summ["idle"]:
         top_row.append(("idle: bytes/connection", summ["idle"]))
-    sc = {k: {"median": e["per_req"], "min": e["per_req"], "max": e["per_req"]}
-          for k, e in results.get("syscalls", {}).items() if e.get("per_req") is not None}
+    sc = {}
+    for k, e in results.get("syscalls", {}).items():
+        v = e.get("keep-alive", {}).get("per_req")
+        if v is not None:
+            sc[k] = {"median": v, "min": v, "max": v}
     if sc:
-        bottom_row.append(("syscalls/request", sc))
+        bottom_row.append(("keep-alive: syscalls/request", sc))
     cols = max(len(top_row), len(bottom_row), 1)
     pw, ph, gx, gy = 200, 150, 70, 70
     W, H = 30 + cols * (pw + gx), 2 * (ph + gy) + 60

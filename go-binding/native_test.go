@@ -132,10 +132,11 @@ func TestLargeBodies(t *testing.T) {
 			}})
 			c := dial(t, addr)
 			for _, size := range []int{0, 1, 1000, 32 << 10, 32<<10 + 1, 600 << 10, 3 << 20} {
-				body := strings.Repeat("x", size)
-				for i := range size / 997 {
-					body = body[:i*997] + "y" + body[i*997+1:]
+				b := bytes.Repeat([]byte("x"), size)
+				for i := 0; i < size; i += 997 {
+					b[i] = 'y'
 				}
+				body := string(b)
 				c.send(post("/echo", body))
 				resp, got := c.read("POST")
 				if resp.StatusCode != 200 || got != body {

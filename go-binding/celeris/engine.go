@@ -141,8 +141,9 @@ func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
 		e.errs.Add(1)
 		if !rw.started {
 			rw.reset()
+			// As celeris's own engines answer a handler error.
 			_ = w.AddHeader("content-type", "text/plain; charset=utf-8")
-			_ = w.RespondString(500, "handler error\n")
+			_ = w.RespondString(500, "Internal Server Error")
 			return
 		}
 	}

@@ -226,6 +226,10 @@ void Worker::flush() {
 void Worker::settle(Slot &s) {
     if (s.fd >= 0) {
         Conn &c = s.conn();
+        // Answers free pipeline room: requests the Conn already holds (it may
+        // have read past max_pipeline) are handed out now, before the write,
+        // so inline answers to them leave in the same write.
+        dispatch(s);
         fold(s); // before the write, so a client that sees the answer sees the counts
         if (c.output_pending() > 0 && !s.out_armed)
             io_write(s);
@@ -356,12 +360,14 @@ void Worker::close_fd(Slot &s, uint32_t reason) {
     timers_.disarm(s.timer);
     fold(s);
     io_forget_conn(s);
+    // Counted before the peer can see the close, so a client that saw it
+    // reads consistent metrics.
+    metrics.close(reason);
+    metrics.sub(M_CONNECTIONS_OPEN);
     ::close(s.fd);
     s.fd = -1;
     s.gone.store(true, std::memory_order_release);
     s.conn().on_closed();
-    metrics.close(reason);
-    metrics.sub(M_CONNECTIONS_OPEN);
     if (s.live_prev)
         s.live_prev->live_next = s.live_next;
     else
@@ -499,8 +505,8 @@ Take Worker::accept_one() {
     if (live_count_ >= max_connections_) {
         if (hand_off(fd, ss, len))
             return Take::Took;
+        metrics.close(WEIR_CLOSE_MAX_CONNECTIONS); // counted before the peer can see it
         ::close(fd);
-        metrics.close(WEIR_CLOSE_MAX_CONNECTIONS);
         return Take::Took;
     }
     admit(fd, ss, len);
@@ -534,8 +540,8 @@ Take Worker::admit_handoff() {
     handoff_local_ = h->next;
     // Never passed on again: two full workers must not play ping-pong.
     if (live_count_ >= max_connections_ && !stop_begun_) {
-        ::close(h->fd);
         metrics.close(WEIR_CLOSE_MAX_CONNECTIONS);
+        ::close(h->fd);
     } else {
         admit(h->fd, h->peer, h->peer_len);
     }

@@ -173,6 +173,43 @@ void test_driven_shutdown_ends_polls(void **) {
     assert_int_equal(d.srv.metrics().closes[WEIR_CLOSE_SHUTDOWN], 1);
 }
 
+void test_driven_pipeline_backpressure_resumes(void **) {
+    // max_pipeline 2: the worker stops reading after two unanswered requests
+    // and, with edge-triggered readiness, must resume by itself once they are
+    // answered (no new bytes will arrive to signal it).
+    Server s;
+    weir_config c = config(1, WEIR_MODE_DRIVEN, nullptr, nullptr);
+    c.max_pipeline = 2;
+    assert_int_equal(s.start(c), 0);
+    weir_worker *w = nullptr;
+    assert_int_equal(weir_engine_worker(s.e, 0, &w), 0);
+    Client k = connect_to(s.port);
+    std::string all;
+    for (int i = 0; i < 12; i++)
+        all += get("/q" + std::to_string(i));
+    assert_true(send_all(k, all));
+    int seen = 0;
+    int64_t until = now_ms() + 3000;
+    weir_exchange *out[64];
+    while (seen < 12 && now_ms() < until) {
+        int n = weir_worker_poll(w, out, 64, 50);
+        assert_true(n >= 0 && n <= 2);
+        for (int i = 0; i < n; i++) {
+            assert_string_equal(str(weir_exchange_request(out[i])->path).c_str(),
+                                ("/q" + std::to_string(seen)).c_str());
+            answer(out[i], 200, std::to_string(seen));
+            seen++;
+        }
+    }
+    assert_int_equal(seen, 12);
+    weir_worker_poll(w, out, 64, 0);
+    for (int i = 0; i < 12; i++) {
+        Response r = read_response(k, 2000);
+        assert_int_equal(r.status, 200);
+        assert_string_equal(r.body.c_str(), std::to_string(i).c_str());
+    }
+}
+
 void test_driven_poll_takes_owed_accepts(void **) {
     // accept_batch 2 and ten connections waiting: one poll runs the owed
     // batches before returning, so it hands out all ten requests at once
@@ -223,6 +260,7 @@ int main() {
         cmocka_unit_test(test_driven_small_max_keeps_the_rest),
         cmocka_unit_test(test_driven_foreign_answer_wakes_poll),
         cmocka_unit_test(test_driven_shutdown_ends_polls),
+        cmocka_unit_test(test_driven_pipeline_backpressure_resumes),
         cmocka_unit_test(test_driven_poll_takes_owed_accepts),
         cmocka_unit_test(test_driven_destroy_without_polls),
     };

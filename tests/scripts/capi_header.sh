@@ -31,6 +31,13 @@ for cxx in "${cxxs[@]}"; do
     try "$cxx -std=c++17 header_use.c" "$cxx" -x c++ "${strict_cxx[@]}" -c tests/capi/header_use.c -o "$tmp/u.o"
 done
 
+# header_use.c must keep up with the header: every declared function and every
+# typedef'd struct is used there, so a new one is checked at its signature too.
+for name in $(sed -nE 's/^WEIR_API [^(]*[^A-Za-z0-9_](weir_[A-Za-z0-9_]+)\(.*/\1/p' include/weir.h) \
+    $(sed -nE 's/^typedef struct (weir_[A-Za-z0-9_]+) \{.*/\1/p' include/weir.h); do
+    grep -qw "$name" tests/capi/header_use.c || { echo "FAIL  tests/capi/header_use.c does not use $name"; fail=1; }
+done
+
 # The README example: the ```c block between <!-- example:begin --> and <!-- example:end -->.
 awk '/<!-- example:begin -->/{on=1; next} /<!-- example:end -->/{on=0} on && /^```c/{code=1; next} on && /^```/{code=0} code' \
     README.md >"$tmp/readme.c"

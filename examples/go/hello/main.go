@@ -1,7 +1,7 @@
 // hello answers GET / with "Hello, World!" on weir, through the zero-copy
 // native API or a standard net/http handler:
 //
-//	go run ./examples/go/hello --addr 127.0.0.1:8080 --api native|nethttp [--workers N] [--async]
+//	go run ./examples/go/hello --addr 127.0.0.1:8080 --api native|nethttp [--workers N] [--async] [--stats]
 //
 // It prints "listening on HOST:PORT" once bound and exits 0 on SIGTERM or
 // SIGINT after a graceful shutdown. The benchmarks use it as weir's Go server.
@@ -46,6 +46,7 @@ func main() {
 	workers := flag.Int("workers", 0, "native workers (0: one per CPU)")
 	async := flag.Bool("async", false, "run each handler on its own goroutine")
 	backend := flag.String("backend", "epoll", "epoll or io_uring")
+	stats := flag.Bool("stats", false, "print requests and cgo crossings per request on exit (to stderr)")
 	flag.Parse()
 
 	cfg := weir.Config{
@@ -84,5 +85,10 @@ func main() {
 	if err := e.Listen(ctx); err != nil {
 		fmt.Fprintf(os.Stderr, "hello: %v\n", err)
 		os.Exit(1)
+	}
+	if *stats {
+		m := e.Metrics()
+		fmt.Fprintf(os.Stderr, "requests %d polls %d direct-responds %d cgo-calls/request %.3f panics %d gone %d\n",
+			m.Exchanges, m.Polls, m.DirectResponds, m.CgoCallsPerRequest(), m.Panics, m.Gone)
 	}
 }

@@ -18,6 +18,10 @@ fn main() {
         println!("cargo:include={}", dir.display());
         println!("cargo:rerun-if-changed={}", dir.join("weir.h").display());
     }
+    // tests/coverage.rs reads the header the bindings were built against.
+    if let Some(h) = lib.include_paths.iter().map(|d| d.join("weir.h")).find(|h| h.exists()) {
+        println!("cargo:rustc-env=WEIR_SYS_HEADER={}", h.display());
+    }
 
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
     let exe = out.join("weir-layout");

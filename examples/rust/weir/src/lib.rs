@@ -164,12 +164,28 @@ unsafe fn respond(ex: *mut sys::weir_exchange, r: &Response) -> c_int {
         r.headers.iter().map(|(n, v)| sys::weir_header_t { name: str_t(n), value: str_t(v) }).collect();
     let flags = if r.close { sys::WEIR_RESPOND_CLOSE } else { 0 };
     // weir copies headers and body before it returns.
-    sys::weir_respond(ex, r.status as c_int, hs.as_ptr(), hs.len(), r.body.as_ptr() as *const c_void, r.body.len(), flags)
+    sys::weir_respond(
+        ex,
+        r.status as c_int,
+        hs.as_ptr(),
+        hs.len(),
+        r.body.as_ptr() as *const c_void,
+        r.body.len(),
+        flags,
+    )
 }
 
 unsafe fn respond_500(ex: *mut sys::weir_exchange) {
     let body = b"Internal Server Error\n";
-    sys::weir_respond(ex, 500, std::ptr::null(), 0, body.as_ptr() as *const c_void, body.len(), sys::WEIR_RESPOND_CLOSE);
+    sys::weir_respond(
+        ex,
+        500,
+        std::ptr::null(),
+        0,
+        body.as_ptr() as *const c_void,
+        body.len(),
+        sys::WEIR_RESPOND_CLOSE,
+    );
 }
 
 // Called by weir on a loop thread for each request. Nothing may unwind out of
@@ -188,7 +204,7 @@ unsafe extern "C" fn on_request(user: *mut c_void, ex: *mut sys::weir_exchange) 
             Err(_) => return false,
         };
         // -EINVAL: weir refused the answer (bad status, a header weir owns) and ex is still ours.
-        respond(ex, &resp) != -(22 /* EINVAL */)
+        respond(ex, &resp) != -(22/* EINVAL */)
     }));
     if !matches!(answered, Ok(true)) {
         respond_500(ex);
@@ -204,7 +220,11 @@ pub struct Builder {
 
 impl Default for Builder {
     fn default() -> Self {
-        Builder { addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0), workers: 0, backend: sys::WEIR_BACKEND_EPOLL }
+        Builder {
+            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            workers: 0,
+            backend: sys::WEIR_BACKEND_EPOLL,
+        }
     }
 }
 
@@ -276,7 +296,9 @@ impl Engine {
         let b = unsafe { std::slice::from_raw_parts(&ss as *const _ as *const u8, len as usize) };
         let port = u16::from_be_bytes([b[2], b[3]]);
         match ss.ss_family {
-            sys::AF_INET if b.len() >= 8 => Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::new(b[4], b[5], b[6], b[7])), port)),
+            sys::AF_INET if b.len() >= 8 => {
+                Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::new(b[4], b[5], b[6], b[7])), port))
+            }
             sys::AF_INET6 if b.len() >= 24 => {
                 let mut a = [0u8; 16];
                 a.copy_from_slice(&b[8..24]);

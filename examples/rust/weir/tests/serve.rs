@@ -65,10 +65,8 @@ fn a_panicking_handler_becomes_a_500_and_the_engine_keeps_serving() {
 
 #[test]
 fn a_header_weir_owns_is_refused_and_becomes_a_500() {
-    let engine = Engine::builder()
-        .workers(1)
-        .serve(|_| Response::text(200, "x").header("Content-Length", "1"))
-        .expect("engine");
+    let engine =
+        Engine::builder().workers(1).serve(|_| Response::text(200, "x").header("Content-Length", "1")).expect("engine");
     let out = get(engine.local_addr().unwrap(), "/");
     assert!(out.starts_with("HTTP/1.1 500"), "{out}");
 }
