@@ -27,6 +27,7 @@ def summarize(results):
                 "cpu": _summary([r["cpu_us_per_req"] for r in runs]),
                 "socket_errors": sum(r["socket_errors"] for r in runs),
                 "non2xx": sum(r["non2xx"] for r in runs),
+                "others": _summary([r.get("others_share", 0.0) * 100 for r in runs]),
             }
     idle = {k: _summary([r["bytes_per_conn"] for r in v]) for k, v in results["idle"].items()}
 
@@ -71,14 +72,15 @@ def _x(v):
 
 def tables(summ, results):
     lines = ["| scenario | server | requests/s, median (min–max) | server CPU µs/request, median (min–max) "
-             "| socket errors | non-2xx |",
-             "|---|---|---:|---:|---:|---:|"]
+             "| socket errors | non-2xx | others' CPU, % of a core, median (max) |",
+             "|---|---|---:|---:|---:|---:|---:|"]
     for scen, by_kind in summ["throughput"].items():
         for kind in results["servers"]:
             if kind in by_kind:
                 t = by_kind[kind]
                 lines.append(f"| {scen} | {LABEL[kind]} | {_mm(t['rps'], '{:,.0f}')} | {_mm(t['cpu'], '{:.2f}')} "
-                             f"| {t['socket_errors']} | {t['non2xx']} |")
+                             f"| {t['socket_errors']} | {t['non2xx']} "
+                             f"| {t['others']['median']:.0f} ({t['others']['max']:.0f}) |")
     lines += ["", "| scenario | weir/nginx req/s | weir/floor req/s | weir/nginx CPU/req | weir/floor CPU/req |",
               "|---|---:|---:|---:|---:|"]
     for scen, r in summ["ratios"].items():
@@ -132,6 +134,8 @@ def markdown(results, summ, svg_name):
         "  depends on how the scheduler splits them; **server CPU per request** (user+system time of the",
         "  server process from /proc/PID/stat before and after a run, over the requests wrk counted) is",
         "  the stable figure",
+        "- others' CPU: what the machine spent in user+system time during a run beyond the server and",
+        "  wrk (other people's builds and tests on this shared machine); high values mark noisy runs",
         "",
         "Servers:",
         "",

@@ -153,8 +153,8 @@ inline const char *check(const char *data, size_t n, const weir_http1_limits &li
             if (!prefix_ok(prefixes[i] % (n + 1)))
                 return "a prefix disagrees with the whole input";
     }
-    // Bytes after a complete head never change it.
-    if (whole.rc > 0 && !prefix_ok(static_cast<size_t>(whole.rc)))
+    // Bytes after a complete head never change it, and the head alone is enough.
+    if (whole.rc > 0 && !same(run(data, static_cast<size_t>(whole.rc), lim), whole))
         return "the head alone disagrees with the whole input";
     return nullptr;
 }

@@ -2,6 +2,7 @@
 // listener and every connection; reads and writes are plain syscalls. All
 // logic lives in Worker (lib/loop); this file only does I/O.
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -76,7 +77,7 @@ class EpollWorker final : public Worker {
 
     void io_read(Slot &s) override { read_conn(s, 0); }
 
-    // One writev of everything the Conn has, repeated only while the kernel
+    // One gathered write of everything the Conn has, repeated only while the kernel
     // takes it all and the Conn has more (a long body past kMaxIov pieces).
     void io_write(Slot &s) override {
         iovec iov[kMaxIov];
@@ -87,7 +88,11 @@ class EpollWorker final : public Worker {
             size_t want = 0;
             for (size_t i = 0; i < k; i++)
                 want += iov[i].iov_len;
-            ssize_t w = ::writev(s.fd, iov, static_cast<int>(k));
+            // sendmsg, not writev: MSG_NOSIGNAL, weir never raises SIGPIPE.
+            msghdr msg{};
+            msg.msg_iov = iov;
+            msg.msg_iovlen = k;
+            ssize_t w = ::sendmsg(s.fd, &msg, MSG_NOSIGNAL);
             if (w < 0) {
                 int e = errno;
                 if (e == EINTR)

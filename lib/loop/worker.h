@@ -133,7 +133,7 @@ class Worker {
     // room, reporting each result through conn_input(). May complete later
     // (a completion backend submits here and reports from io_wait).
     virtual void io_read(Slot &s) = 0;
-    // Writes s.conn().output_iov() (one writev per call where it can),
+    // Writes s.conn().output_iov() (one gathered write per call where it can, never raising SIGPIPE),
     // reporting through conn_output(); arms writability on a partial write.
     virtual void io_write(Slot &s) = 0;
 

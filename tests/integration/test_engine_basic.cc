@@ -153,6 +153,48 @@ void test_engine_peer_close_counted(void **state) {
     assert_true(m.responses >= 1);
 }
 
+void test_engine_metrics_exact(void **state) {
+    auto *f = static_cast<Fixture *>(*state);
+    size_t sent = 0, received = 0;
+    {
+        Client c = connect_to(f->srv.port);
+        for (int i = 0; i < 3; i++) {
+            std::string req = get("/hello");
+            sent += req.size();
+            assert_true(send_all(c, req));
+            Response r = read_response(c);
+            assert_int_equal(r.status, 200);
+            received += r.head.size() + r.body.size();
+        }
+    }
+    int64_t until = now_ms() + 2000;
+    while (f->srv.metrics().connections_open != 0 && now_ms() < until)
+        sleep_ms(2);
+    weir_metrics m = f->srv.metrics();
+    assert_int_equal(m.workers, 1);
+    assert_int_equal(m.accepted, 1);
+    assert_true(m.accept_batches >= 1);
+    assert_int_equal(m.accept_owed, 0);
+    assert_int_equal(m.connections_open, 0);
+    assert_int_equal(m.requests, 3);
+    assert_int_equal(m.responses, 3);
+    assert_int_equal(m.parse_errors, 0);
+    assert_int_equal(m.bytes_in, sent);
+    assert_int_equal(m.bytes_out, received);
+    assert_int_equal(m.closes[WEIR_CLOSE_PEER], 1);
+    uint64_t closes = 0;
+    for (uint64_t n : m.closes)
+        closes += n;
+    assert_int_equal(closes, 1);
+    // a caller with an older, shorter struct gets only what it has room for
+    weir_metrics small;
+    memset(&small, 0xee, sizeof small);
+    small.size = offsetof(weir_metrics, accept_batches);
+    assert_int_equal(weir_engine_metrics(f->srv.e, &small), 0);
+    assert_int_equal(small.accepted, 1);
+    assert_true(small.accept_batches == 0xeeeeeeeeeeeeeeeeULL);
+}
+
 void test_engine_close_reason_names(void **) {
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_PEER), "peer");
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_MAX_CONNECTIONS), "max_connections");
@@ -220,6 +262,7 @@ int main() {
         cmocka_unit_test_setup_teardown(test_engine_handler_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_connection_close_request, setup, teardown),
         cmocka_unit_test_setup_teardown(test_engine_peer_close_counted, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_engine_metrics_exact, setup, teardown),
         cmocka_unit_test(test_engine_close_reason_names),
         cmocka_unit_test(test_engine_api_errors),
         cmocka_unit_test(test_engine_workers_share_port),

@@ -119,6 +119,28 @@ void test_timeouts_output_limit(void **) {
     assert_int_equal(wait_close_count(s, WEIR_CLOSE_OUTPUT_LIMIT, 1, 5000), 1);
 }
 
+void test_timeouts_peer_gone_mid_answer_no_sigpipe(void **) {
+    // The client asks for 16 MiB and leaves at once: the server's writes hit
+    // a closed socket. SIGPIPE keeps its default action here, so a write that
+    // could raise it would kill this test process.
+    weir_config cfg = base();
+    cfg.max_output_bytes = 64u << 20; // not the output limit: the writes must happen
+    Server s;
+    assert_int_equal(s.start(cfg), 0);
+    uint64_t before = s.metrics().closes[WEIR_CLOSE_PEER] + s.metrics().closes[WEIR_CLOSE_IO_ERROR];
+    for (int i = 0; i < 3; i++) {
+        Client c = connect_to(s.port);
+        assert_true(send_all(c, get("/big")));
+        sleep_ms(20);
+    }
+    int64_t until = now_ms() + 3000;
+    while (s.metrics().closes[WEIR_CLOSE_PEER] + s.metrics().closes[WEIR_CLOSE_IO_ERROR] < before + 3 &&
+           now_ms() < until)
+        sleep_ms(5);
+    weir_metrics m = s.metrics();
+    assert_int_equal(m.closes[WEIR_CLOSE_PEER] + m.closes[WEIR_CLOSE_IO_ERROR], before + 3);
+}
+
 void test_timeouts_max_connections(void **) {
     weir_config cfg = base();
     cfg.max_connections = 2;
@@ -187,6 +209,7 @@ int main() {
         cmocka_unit_test(test_timeouts_activity_keeps_connection),
         cmocka_unit_test(test_timeouts_write),
         cmocka_unit_test(test_timeouts_output_limit),
+        cmocka_unit_test(test_timeouts_peer_gone_mid_answer_no_sigpipe),
         cmocka_unit_test(test_timeouts_max_connections),
         cmocka_unit_test(test_timeouts_max_connections_across_workers),
     };

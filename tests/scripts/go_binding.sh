@@ -19,6 +19,10 @@ trap 'rm -rf "$tmp"' EXIT
 make -s install PREFIX="$tmp" SAN="$SAN" >/dev/null
 export PKG_CONFIG_PATH=$tmp/lib/pkgconfig
 export LD_LIBRARY_PATH=$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# go's build cache does not key cgo packages on pkg-config's output, so a
+# package built against an earlier $tmp would keep its -L; these variables are
+# keyed, and make every run build against this run's library.
+export CGO_CFLAGS="-O2 -g -I$tmp/include" CGO_LDFLAGS="-O2 -g -L$tmp/lib -Wl,-rpath,$tmp/lib"
 export GOFLAGS=-count=1
 export GOWORK=off
 cd go-binding
