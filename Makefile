@@ -146,7 +146,9 @@ FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitiz
 # Only the pure parts: capi/engine.cc and friends pull in the loop and backends.
 FUZZ_LIB_SRCS := $(filter lib/http1/% lib/conn/% lib/util/% capi/errors.cc capi/http1.cc,$(LIB_SRCS))
 
-build/fuzz/%: fuzz/%.cc $(FUZZ_LIB_SRCS)
+FUZZ_HEADERS := $(shell find include lib -name '*.h')
+
+build/fuzz/%: fuzz/%.cc $(FUZZ_LIB_SRCS) $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
 	@if [ -z "$(CLANGXX)" ]; then echo "clang++ not found: run scripts/bootstrap"; exit 1; fi
 	$(CLANGXX) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRCS) $(LDLIBS)

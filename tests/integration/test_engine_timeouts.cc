@@ -200,6 +200,33 @@ void test_timeouts_max_connections_across_workers(void **) {
     assert_int_equal(m.accepted, 6);
 }
 
+void test_timeouts_handoff_to_sibling_serves(void **) {
+    // Two workers with room for one connection each. Pairs of connections
+    // until the kernel puts both of a pair on one listener (a fair coin each
+    // time): the full worker hands the second to its sibling, which serves it.
+    weir_config cfg = base();
+    cfg.workers = 2;
+    cfg.max_connections = 1;
+    cfg.idle_timeout_ms = 10000;
+    Server s;
+    assert_int_equal(s.start(cfg), 0);
+    for (int round = 0; round < 30 && s.metrics().handoffs == 0; round++) {
+        Client a = connect_to(s.port), b = connect_to(s.port);
+        for (Client *k : {&a, &b}) {
+            assert_true(send_all(*k, get("/")));
+            assert_int_equal(read_response(*k, 3000).status, 200);
+        }
+        a.close();
+        b.close();
+        int64_t until = now_ms() + 2000;
+        while (s.metrics().connections_open != 0 && now_ms() < until)
+            sleep_ms(2);
+    }
+    weir_metrics m = s.metrics();
+    assert_true(m.handoffs >= 1);
+    assert_int_equal(m.closes[WEIR_CLOSE_MAX_CONNECTIONS], 0);
+}
+
 } // namespace
 
 int main() {
@@ -212,6 +239,7 @@ int main() {
         cmocka_unit_test(test_timeouts_peer_gone_mid_answer_no_sigpipe),
         cmocka_unit_test(test_timeouts_max_connections),
         cmocka_unit_test(test_timeouts_max_connections_across_workers),
+        cmocka_unit_test(test_timeouts_handoff_to_sibling_serves),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
