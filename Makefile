@@ -118,8 +118,10 @@ examples: $(EXAMPLE_BINS)
 bootstrap:
 	@scripts/bootstrap
 
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
 test: bootstrap
-	$(MAKE) all SAN=$(SAN)
+	$(MAKE) -j$(JOBS) all SAN=$(SAN)
 	@scripts/run-tests $(B) $(SAN)
 
 run: bootstrap

@@ -28,6 +28,7 @@ def summarize(results):
                 "socket_errors": sum(r["socket_errors"] for r in runs),
                 "non2xx": sum(r["non2xx"] for r in runs),
                 "others": _summary([r.get("others_share", 0.0) * 100 for r in runs]),
+                "noisy": sum(1 for r in runs if r.get("noisy")),
             }
     idle = {k: _summary([r["bytes_per_conn"] for r in v]) for k, v in results["idle"].items()}
 
@@ -72,15 +73,15 @@ def _x(v):
 
 def tables(summ, results):
     lines = ["| scenario | server | requests/s, median (min–max) | server CPU µs/request, median (min–max) "
-             "| socket errors | non-2xx | others' CPU, % of a core, median (max) |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             "| socket errors | non-2xx | others' CPU, % of a core, median (max) | noisy runs kept |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
     for scen, by_kind in summ["throughput"].items():
         for kind in results["servers"]:
             if kind in by_kind:
                 t = by_kind[kind]
                 lines.append(f"| {scen} | {LABEL[kind]} | {_mm(t['rps'], '{:,.0f}')} | {_mm(t['cpu'], '{:.2f}')} "
                              f"| {t['socket_errors']} | {t['non2xx']} "
-                             f"| {t['others']['median']:.0f} ({t['others']['max']:.0f}) |")
+                             f"| {t['others']['median']:.0f} ({t['others']['max']:.0f}) | {t['noisy']} |")
     lines += ["", "| scenario | weir/nginx req/s | weir/floor req/s | weir/nginx CPU/req | weir/floor CPU/req |",
               "|---|---:|---:|---:|---:|"]
     for scen, r in summ["ratios"].items():
@@ -111,6 +112,32 @@ def tables(summ, results):
     return "\n".join(lines)
 
 
+def _notes(results, summ):
+    """Observations that this run's own data supports, and only those."""
+    notes = []
+    thr = summ["throughput"]
+    noisy = sum(t.get("noisy", 0) for by_kind in thr.values() for t in by_kind.values())
+    others = max((t["others"]["median"] for by_kind in thr.values() for t in by_kind.values()), default=0)
+    if noisy or others > 15:
+        notes.append(f"Other work on the machine disturbed this run (up to {others:.0f}% of a core per figure, "
+                     f"{noisy} noisy runs kept): the requests/s medians and the throughput targets are "
+                     "unreliable here; the CPU-per-request figures and ratios hold.")
+    sc = results.get("syscalls", {})
+    ng = sc.get("nginx", {}).get("pipeline-16", {}).get("strace_by_call", {})
+    if ng.get("writev", 0) >= 0.9:
+        notes.append(f"Pipelined, nginx writes each answer with its own writev ({ng['writev']:.2f} per request "
+                     "in the strace run above), which is why it gains little from pipelining; weir and the floor "
+                     "answer a whole batch with one write.")
+    w = sc.get("weir", {}).get("keep-alive", {}).get("per_req")
+    f = sc.get("floor", {}).get("keep-alive", {}).get("per_req")
+    cpu = summ["ratios"].get("keep-alive", {}).get("cpu_floor")
+    if w and f and cpu and abs(w / f - 1) < 0.05 and cpu > 1.05:
+        notes.append(f"Keep-alive, weir-demo makes the same syscalls per request as the floor ({w:.2f} vs "
+                     f"{f:.2f}) yet spends {cpu:.2f}x its CPU: the difference is user-space work in the "
+                     "engine (parsing, the connection state machine, buffer pooling, composing the answer).")
+    return notes
+
+
 def markdown(results, summ, svg_name):
     m = results["machine"]
     cmds = results.get("commands", {})
@@ -135,7 +162,8 @@ def markdown(results, summ, svg_name):
         "  server process from /proc/PID/stat before and after a run, over the requests wrk counted) is",
         "  the stable figure",
         "- others' CPU: what the machine spent in user+system time during a run beyond the server and",
-        "  wrk (other people's builds and tests on this shared machine); high values mark noisy runs",
+        "  wrk (other people's builds and tests on this shared machine); a run where it passed 15% of a",
+        "  core was retried (up to 3 times, after waiting for quiet) and is counted as noisy if kept",
         "",
         "Servers:",
         "",
@@ -156,8 +184,9 @@ def markdown(results, summ, svg_name):
         f"-- {results['pipeline']}`",
         f"- idle memory: RSS growth of a fresh server while `build/bench/idle` holds {results['idle_conns']}",
         "  keep-alive connections, each after one request (bench/idle/main.c)",
-        "- syscalls: `perf stat -e raw_syscalls:sys_enter -p PID` over a keep-alive run, and `strace -c -f -p PID`",
-        "  over another (strace slows the server; its per-request counts are what matter)",
+        "- syscalls: `perf stat -e raw_syscalls:sys_enter -p PID` over a short keep-alive run and a pipelined",
+        "  one, and `strace -c -f -p PID` over two more (strace slows the server; its per-request counts are",
+        "  what matter)",
         "",
         "## Results",
         "",
@@ -183,6 +212,9 @@ def markdown(results, summ, svg_name):
                 cells.append(", ".join(shown) or "–")
             out.append(f"| {LABEL[kind]} | {cells[0]} | {cells[1]} |")
         out.append("")
+    notes = _notes(results, summ)
+    if notes:
+        out += ["## Reading these figures", ""] + [f"- {n}" for n in notes] + [""]
     if results.get("parser"):
         out += ["## Parser (scripts/bench-parser)", "", "```", results["parser"]["output"], "```", ""]
     out += [

@@ -1,4 +1,5 @@
-// The engine and exchange entry points: weir_config_init, weir_engine_*,
+// The engine and exchange entry points: weir_config_init, weir_engine_* (the
+// accept pause included),
 // weir_worker_poll, weir_close_reason_name, weir_exchange_*, weir_respond,
 // weir_defer. Each checks its handles and goes through the guard.
 #include <cerrno>
@@ -82,6 +83,24 @@ WEIR_EXPORT int weir_engine_shutdown(weir_engine *e, int64_t grace_ns) {
     if (!e)
         return -EINVAL;
     return weir::guard([&] { return E(e)->shutdown(grace_ns); });
+}
+
+WEIR_EXPORT int weir_engine_begin_pause(weir_engine *e) {
+    if (!e)
+        return -EINVAL;
+    return weir::guard([&] { return E(e)->begin_pause(); });
+}
+
+WEIR_EXPORT int weir_engine_pause(weir_engine *e) {
+    if (!e)
+        return -EINVAL;
+    return weir::guard([&] { return E(e)->pause(); });
+}
+
+WEIR_EXPORT int weir_engine_resume(weir_engine *e) {
+    if (!e)
+        return -EINVAL;
+    return weir::guard([&] { return E(e)->resume(); });
 }
 
 WEIR_EXPORT void weir_engine_destroy(weir_engine *e) {

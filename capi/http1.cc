@@ -14,10 +14,15 @@ WEIR_EXPORT void weir_http1_limits_init(weir_http1_limits *limits) {
 WEIR_EXPORT int weir_http1_parse_request(const char *buf, size_t len, const weir_http1_limits *limits,
                                          weir_http1_request *req, weir_header_t *headers, size_t headers_cap) {
     return guard([&]() -> int {
-        weir_http1_limits lim;
-        if (!req || !headers || (!buf && len > 0) || req->size < sizeof *req || !h1::limits_resolve(limits, &lim))
+        if (!req || !headers || (!buf && len > 0) || req->size < sizeof *req)
             return -EINVAL;
-        return h1::parse_request(buf ? buf : "", len, lim, req, headers, headers_cap);
+        buf = buf ? buf : "";
+        if (!limits) // the defaults are already resolved: no copy per call
+            return h1::parse_request(buf, len, h1::kDefaultLimits, req, headers, headers_cap);
+        weir_http1_limits lim;
+        if (!h1::limits_resolve(limits, &lim))
+            return -EINVAL;
+        return h1::parse_request(buf, len, lim, req, headers, headers_cap);
     });
 }
 

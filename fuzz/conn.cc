@@ -4,7 +4,10 @@
 // Input: byte 0 = number of schedule bytes (mod 32), then the schedule (each
 // byte a piece length 1..256), then the stream. Answers go out in reverse
 // order within each batch on the split side, to exercise reordering.
+// tests/unit/conn/test_conn_corpus.cc includes this file with
+// WEIR_FUZZ_NO_ENTRY to replay fuzz/corpus/conn through the same oracle.
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
@@ -13,9 +16,10 @@
 
 #include "conn/conn.h"
 
-namespace {
+namespace conn_fuzz {
 
-std::string run(const uint8_t *data, size_t size, const std::vector<size_t> &cuts, bool reverse) {
+inline std::string run(const uint8_t *data, size_t size, const std::vector<size_t> &cuts, bool reverse,
+                       const char **err) {
     weir::ConnSettings s;
     weir_http1_limits_init(&s.limits);
     s.limits.max_body = 4096;
@@ -50,7 +54,7 @@ std::string run(const uint8_t *data, size_t size, const std::vector<size_t> &cut
             for (uint32_t i = 0; i < x->req.num_trailers; ++i)
                 body.append(x->req.trailers[i].value.ptr, x->req.trailers[i].value.len);
             if (c.respond(x, 200, nullptr, 0, body.data(), body.size(), 0) != 0)
-                abort();
+                *err = "respond refused a valid answer";
         }
         iovec iov[2];
         while (size_t k = c.output_iov(iov, 2)) {
@@ -76,22 +80,36 @@ std::string run(const uint8_t *data, size_t size, const std::vector<size_t> &cut
     return out;
 }
 
-} // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+// nullptr when whole and split runs agree, else what went wrong.
+inline const char *one(const uint8_t *data, size_t size) {
     if (size < 1)
-        return 0;
+        return nullptr;
     size_t k = data[0] % 32;
     if (size < 1 + k)
-        return 0;
+        return nullptr;
     std::vector<size_t> cuts;
     for (size_t i = 0; i < k; ++i)
         cuts.push_back(size_t{data[1 + i]} + 1);
     const uint8_t *stream = data + 1 + k;
     size_t n = size - 1 - k;
-    std::string whole = run(stream, n, {}, false);
-    std::string split = run(stream, n, cuts, true);
+    const char *err = nullptr;
+    std::string whole = run(stream, n, {}, false, &err);
+    std::string split = run(stream, n, cuts, true, &err);
+    if (err)
+        return err;
     if (whole != split)
+        return "split schedule changed the output";
+    return nullptr;
+}
+
+} // namespace conn_fuzz
+
+#ifndef WEIR_FUZZ_NO_ENTRY
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (const char *why = conn_fuzz::one(data, size)) {
+        fprintf(stderr, "conn oracle: %s\n", why);
         abort();
+    }
     return 0;
 }
+#endif

@@ -30,7 +30,8 @@ var (
 var (
 	// ErrAnswered: the exchange was already answered.
 	ErrAnswered = errors.New("weir: exchange already answered")
-	// ErrPauseUnsupported: this libweir has no accept pause yet (see pause.go).
+	// ErrPauseUnsupported: kept for callers that compare with it; libweir
+	// 0.1 with weir_engine_pause never returns it (see pause.go).
 	ErrPauseUnsupported = errors.New("weir: accept pause is not supported by this libweir yet")
 	// ErrReservedHeader: Content-Length, Transfer-Encoding, Connection and Date are weir's to write.
 	ErrReservedHeader = errors.New("weir: Content-Length, Transfer-Encoding, Connection and Date are set by weir")

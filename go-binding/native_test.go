@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -449,10 +450,76 @@ func TestAddrInUse(t *testing.T) {
 	}
 }
 
+// TestPauseAccept: a client that connected and has said nothing is invisible
+// to accept (TCP_DEFER_ACCEPT, on by default) until the kernel promotes it
+// about a second after its SYN; a pause that closed the listeners before then
+// would reset it. The linger keeps it: the silent client speaks only after
+// PauseAccept returned and is still served. New dials are refused until
+// ResumeAccept reopens the listeners. The driven workers act on the pause
+// when their goroutines poll.
 func TestPauseAccept(t *testing.T) {
-	e, _ := start(t, Config{Handler: hello})
-	if err := e.BeginPauseAccept(); errors.Is(err, ErrPauseUnsupported) {
-		t.Skip("libweir has no accept pause yet (weir_engine_begin_pause lands with the next issue)")
+	e, addr := start(t, Config{Handler: hello})
+	silent := dial(t, addr)
+	time.Sleep(200 * time.Millisecond)
+	t0 := time.Now()
+	if err := e.PauseAccept(); err != nil {
+		t.Fatalf("PauseAccept: %v", err)
 	}
-	t.Fatal("native pause exists: write the pause/linger tests")
+	if d := time.Since(t0); d < time.Second {
+		t.Errorf("PauseAccept returned after %v; the default linger is 1.5s", d)
+	}
+	silent.send(get("/"))
+	if resp, body := silent.read("GET"); resp.StatusCode != 200 || body != "Hello, World!" {
+		t.Fatalf("silent client after the pause: %d %q", resp.StatusCode, body)
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); !errors.Is(err, syscall.ECONNREFUSED) {
+		if c != nil {
+			c.Close()
+		}
+		t.Fatalf("dial after the pause: %v, want ECONNREFUSED", err)
+	}
+	if err := e.BeginPauseAccept(); err != nil {
+		t.Errorf("BeginPauseAccept on closed listeners: %v", err)
+	}
+	if err := e.ResumeAccept(); err != nil {
+		t.Fatalf("ResumeAccept: %v", err)
+	}
+	var c net.Conn
+	waitFor(t, "a listener reopened by ResumeAccept", func() bool {
+		var err error
+		c, err = net.DialTimeout("tcp", addr, time.Second)
+		return err == nil
+	})
+	c.Close()
+	again := dial(t, addr)
+	again.send(get("/"))
+	if resp, _ := again.read("GET"); resp.StatusCode != 200 {
+		t.Fatalf("after ResumeAccept: %d", resp.StatusCode)
+	}
+}
+
+// TestPauseAcceptResumed: ResumeAccept during the linger releases a waiting
+// PauseAccept at once with ECANCELED, and the listeners stay open.
+func TestPauseAcceptResumed(t *testing.T) {
+	e, addr := start(t, Config{Handler: hello})
+	done := make(chan error, 1)
+	go func() { done <- e.PauseAccept() }()
+	time.Sleep(300 * time.Millisecond)
+	if err := e.ResumeAccept(); err != nil {
+		t.Fatalf("ResumeAccept: %v", err)
+	}
+	select {
+	case err := <-done:
+		if !errors.Is(err, syscall.ECANCELED) {
+			t.Fatalf("PauseAccept after a resume: %v, want ECANCELED", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("PauseAccept still waiting after ResumeAccept")
+	}
+	time.Sleep(1500 * time.Millisecond) // past the linger's deadline
+	c := dial(t, addr)
+	c.send(get("/"))
+	if resp, _ := c.read("GET"); resp.StatusCode != 200 {
+		t.Fatalf("after the resumed pause: %d", resp.StatusCode)
+	}
 }

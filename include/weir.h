@@ -348,6 +348,51 @@ WEIR_API int weir_engine_worker(weir_engine *e, uint32_t index, weir_worker **ou
 /* The number of workers. Any thread. */
 WEIR_API int weir_engine_workers(weir_engine *e);
 
+/* ------------------------------------------------------------------------ */
+/* Accept pause (the pause linger, docs/pause.md)                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * With TCP_DEFER_ACCEPT on (cfg.defer_accept, the default), a client whose
+ * handshake completed but which has sent nothing is invisible to accept(2)
+ * until the kernel promotes it about one second after its SYN; closing a
+ * listener before then resets that client. So a pause does not close at once:
+ * each worker, on its own thread, raises the listener's TCP_SYNCNT to 1 when
+ * net.ipv4.tcp_synack_retries reads 0, clears TCP_DEFER_ACCEPT, and keeps
+ * accepting and serving for cfg.linger_ms (measured from that clear); then it
+ * drains the accept queue, serves what it held and closes the listener.
+ * Connections already accepted are served on. A listener opened without
+ * TCP_DEFER_ACCEPT, or cfg.linger_ms == 0, closes at once (after draining
+ * its accept queue). Inline workers act within one pass; driven workers when
+ * their host next polls.
+ */
+
+/* Starts a pause and returns at once. Returns 0, -EINVAL (NULL), WEIR_E_STATE
+ * (not listening yet), WEIR_E_SHUTDOWN. Repeated calls are harmless: a
+ * lingering listener keeps its deadline, a closed one stays closed. Any thread. */
+WEIR_API int weir_engine_begin_pause(weir_engine *e);
+
+/* weir_engine_begin_pause, then waits (woken by notification, never polling)
+ * until every worker's listener has closed, bounded by cfg.linger_ms + 1 s.
+ * Returns:
+ *   0                 every listener closed (a dial is now refused);
+ *   -ECANCELED        weir_engine_resume was called meanwhile;
+ *   WEIR_E_SHUTDOWN   the engine shut down (a shutdown during the linger
+ *                     releases the wait at once);
+ *   -ETIMEDOUT        the bound passed first (a driven worker nobody polls,
+ *                     or an inline engine never started);
+ *   -EINVAL, WEIR_E_STATE as for weir_engine_begin_pause.
+ * Any thread; not from a worker's own thread (it would wait for itself). */
+WEIR_API int weir_engine_pause(weir_engine *e);
+
+/* Ends a pause: a lingering listener gets TCP_DEFER_ACCEPT back on the same
+ * fd (never closed), a closed one is reopened (a new SO_REUSEPORT socket on
+ * the same address). Returns at once: 0, -EINVAL, WEIR_E_STATE (not
+ * listening yet), WEIR_E_SHUTDOWN. A resume with no pause is a no-op.
+ * Failures to reopen are counted in weir_metrics.pause_reopen_errors and
+ * logged. Any thread. */
+WEIR_API int weir_engine_resume(weir_engine *e);
+
 /*
  * Driven mode: runs passes of worker w's loop (I/O, accept batch, timers,
  * flush of answers given since the last pass) until at least one request is
@@ -397,6 +442,18 @@ typedef struct weir_metrics {
     uint64_t bytes_out;
     uint64_t loop_passes;
     uint64_t closes[WEIR_CLOSE_REASONS]; /* by WEIR_CLOSE_*                          */
+    /* The accept pause (docs/pause.md); counted per listener. */
+    uint64_t pause_lingers;          /* listeners that entered the linger             */
+    uint64_t pause_closes;           /* listeners closed by a pause                   */
+    uint64_t pause_aborts;           /* lingers ended by a resume                     */
+    uint64_t pause_defer_clears;     /* TCP_DEFER_ACCEPT cleared for a linger         */
+    uint64_t pause_defer_restores;   /* TCP_DEFER_ACCEPT set again by a resume        */
+    uint64_t pause_guards;           /* TCP_SYNCNT=1 applied (tcp_synack_retries = 0) */
+    uint64_t pause_setsockopt_errors; /* a clear, restore or guard that failed        */
+    uint64_t pause_sysctl_unreadable; /* tcp_synack_retries unreadable: no guard      */
+    uint64_t pause_drain_accepted;   /* connections accepted by the closing drain     */
+    uint64_t pause_reopens;          /* closed listeners reopened by a resume         */
+    uint64_t pause_reopen_errors;    /* reopens that failed (logged)                  */
 } weir_metrics;
 
 /* Sums every worker's counters. out->size must be set; fields past it are

@@ -253,6 +253,17 @@ static void print_metrics(weir_engine *e) {
     F(bytes_in);
     F(bytes_out);
     F(loop_passes);
+    F(pause_lingers);
+    F(pause_closes);
+    F(pause_aborts);
+    F(pause_defer_clears);
+    F(pause_defer_restores);
+    F(pause_guards);
+    F(pause_setsockopt_errors);
+    F(pause_sysctl_unreadable);
+    F(pause_drain_accepted);
+    F(pause_reopens);
+    F(pause_reopen_errors);
 #undef F
     for (uint32_t i = 0; i < WEIR_CLOSE_REASONS; i++) {
         const char *name = weir_close_reason_name(i);
@@ -263,15 +274,11 @@ static void print_metrics(weir_engine *e) {
     fflush(stdout);
 }
 
+/* SIGUSR1 begins a pause (returns at once: the listeners linger, then
+ * close); SIGUSR2 resumes. */
 static void pause_signal(weir_engine *e, int begin) {
-#ifdef WEIR_HAS_PAUSE
     int rc = begin ? weir_engine_begin_pause(e) : weir_engine_resume(e);
     printf("%s: %s\n", begin ? "pause" : "resume", rc < 0 ? weir_strerror(rc) : "ok");
-#else
-    (void)e;
-    (void)begin;
-    printf("pause not supported by this build\n");
-#endif
     fflush(stdout);
 }
 

@@ -70,7 +70,8 @@ func (e *Engine) Type() engine.EngineType {
 }
 
 // PauseAccept, ResumeAccept and BeginPauseAccept are weir's accept pause;
-// they return weir.ErrPauseUnsupported until libweir has it.
+// PauseAccept lingers (Config.Linger) before the listeners close, so clients
+// that connected and have not spoken yet are not reset (docs/pause.md).
 func (e *Engine) PauseAccept() error      { return e.w.PauseAccept() }
 func (e *Engine) ResumeAccept() error     { return e.w.ResumeAccept() }
 func (e *Engine) BeginPauseAccept() error { return e.w.BeginPauseAccept() }

@@ -52,21 +52,60 @@ inline constexpr std::array<uint8_t, 256> kClass = make_classes();
 inline bool is(unsigned char c, uint8_t cls) { return (kClass[c] & cls) != 0; }
 inline bool is_ows(unsigned char c) { return c == ' ' || c == '\t'; }
 
+// Length of the run of class-cls bytes at the start of p[0, n): eight bytes
+// per step (one test of their classes AND-ed) while all eight belong.
+inline __attribute__((always_inline)) size_t run_of(const char *p, size_t n, uint8_t cls) {
+    const unsigned char *u = reinterpret_cast<const unsigned char *>(p);
+    size_t i = 0;
+    while (n - i >= 8) {
+        const unsigned char *b = u + i;
+        uint8_t all = static_cast<uint8_t>(kClass[b[0]] & kClass[b[1]] & kClass[b[2]] & kClass[b[3]] & kClass[b[4]] &
+                                           kClass[b[5]] & kClass[b[6]] & kClass[b[7]]);
+        if (!(all & cls))
+            break;
+        i += 8;
+    }
+    // Fewer than eight left after at least one whole step: the last eight
+    // bytes in one step (those before i were tested and belong).
+    if (i >= 8 && i < n && n - i < 8) {
+        const unsigned char *b = u + n - 8;
+        uint8_t all = static_cast<uint8_t>(kClass[b[0]] & kClass[b[1]] & kClass[b[2]] & kClass[b[3]] & kClass[b[4]] &
+                                           kClass[b[5]] & kClass[b[6]] & kClass[b[7]]);
+        if (all & cls)
+            return n;
+    }
+    while (i < n && (kClass[u[i]] & cls))
+        i++;
+    return i;
+}
+
 // ASCII case-insensitive compare of s[0,n) against a lowercase literal made
 // of letters, digits and "-/:" only. OR-ing 0x20 folds case; it could also
 // fold a control byte onto one of those (0x0D onto '-'), but every caller
 // passes bytes already known to hold no controls (tokens, field values,
 // targets), so the compare is exact. Eight bytes at a time.
 inline bool eq_lower(const char *s, const char *lower, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t a, b;
-        memcpy(&a, s + i, 8);
-        memcpy(&b, lower + i, 8);
-        if ((a | 0x2020202020202020ull) != b)
-            return false;
+    auto word8 = [](const char *x) {
+        uint64_t w;
+        memcpy(&w, x, 8);
+        return w;
+    };
+    auto word4 = [](const char *x) {
+        uint32_t w;
+        memcpy(&w, x, 4);
+        return w;
+    };
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8)
+            if ((word8(s + i) | 0x2020202020202020ull) != word8(lower + i))
+                return false;
+        // The tail as the last eight bytes (overlapping ones already equal).
+        return i == n || (word8(s + n - 8) | 0x2020202020202020ull) == word8(lower + n - 8);
     }
-    for (; i < n; i++)
+    if (n >= 4) // two overlapping words cover 4..7 bytes
+        return (word4(s) | 0x20202020u) == word4(lower) && (word4(s + n - 4) | 0x20202020u) == word4(lower + n - 4);
+    for (size_t i = 0; i < n; i++)
         if ((static_cast<unsigned char>(s[i]) | 0x20) != static_cast<unsigned char>(lower[i]))
             return false;
     return true;

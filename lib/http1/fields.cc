@@ -7,6 +7,10 @@
 #include "http1/chars.h"
 #include "http1/parser.h"
 #include "http1/scan.h"
+#ifndef WEIR_NP
+#define WEIR_NP 0
+#endif
+
 
 namespace weir::http1 {
 
@@ -48,26 +52,88 @@ inline void classify(const char *name, size_t n, uint32_t index, FieldSeen *seen
     }
 }
 
+#ifdef WEIR_SSE2
+// Bit i set when byte i of b is not a tchar (RFC 9110 5.6.2): below 0x21 or
+// above 0x7E (obs-text reads as negative), or one of "(),/:;<=>?@[\]{}.
+inline unsigned nontchar16(__m128i b) {
+    auto eq = [](__m128i x, char c) { return _mm_cmpeq_epi8(x, _mm_set1_epi8(c)); };
+    // x - lo <= span, unsigned
+    auto in = [](__m128i x, char lo, char span) {
+        __m128i d = _mm_sub_epi8(x, _mm_set1_epi8(lo));
+        return _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(span)), d);
+    };
+    __m128i bad = _mm_or_si128(_mm_cmpgt_epi8(_mm_set1_epi8(0x21), b), eq(b, 0x7F));
+    bad = _mm_or_si128(bad, _mm_or_si128(eq(b, '"'), eq(_mm_and_si128(b, _mm_set1_epi8(static_cast<char>(0xFE))), '(')));
+    bad = _mm_or_si128(bad, _mm_or_si128(eq(b, ','), eq(b, '/')));
+    bad = _mm_or_si128(bad, _mm_or_si128(in(b, ':', 6), in(b, '[', 2)));
+    bad = _mm_or_si128(bad, _mm_or_si128(eq(b, '{'), eq(b, '}')));
+    return static_cast<unsigned>(_mm_movemask_epi8(bad));
+}
+#endif
+
+// First byte in [p, e) that is not a tchar (or e); lo as for value_end.
+// The first eight bytes go through the table with a branch each: most names
+// end there, and a predicted branch lets the CPU run ahead to the value,
+// which a vector result (a data dependency) does not. Longer names go on
+// sixteen bytes at a time.
+inline const char *name_end(const ScanOps &ops, const char *lo, const char *p, const char *e) {
+    auto tchar = [](const char *x) { return is(static_cast<unsigned char>(*x), kTchar); };
+    if (e - p >= 8) {
+        for (int i = 0; i < WEIR_NP; i++)
+            if (!tchar(p + i))
+                return p + i;
+        p += WEIR_NP;
+#ifdef WEIR_SSE2
+        if (ops.level != kScanScalar) {
+            while (e - p >= 16) {
+                unsigned m = nontchar16(load16(p));
+                if (m)
+                    return p + __builtin_ctz(m);
+                p += 16;
+            }
+            if (e - lo >= 16) {
+                unsigned m = nontchar16(load16(e - 16)) >> (16 - (e - p));
+                return m ? p + __builtin_ctz(m) : e;
+            }
+        }
+#else
+        (void)ops;
+        (void)lo;
+#endif
+    }
+    // Unrolled: names are short, the loop bound costs as much as the lookup.
+    while (e - p >= 4 && tchar(p) && tchar(p + 1) && tchar(p + 2) && tchar(p + 3))
+        p += 4;
+    while (p < e && tchar(p))
+        p++;
+    return p;
+}
+
 } // namespace
 
 // Checks run in byte order, and running out of bytes is answered at the
 // byte that was needed: past fl.section_end it is the section's size error
 // (no later byte can fix that), before it WEIR_E_INCOMPLETE.
+//
+// One pass per line: the name scan also meets the line's first byte (LF and
+// obs-fold whitespace end an empty name); the value scan starts right after the colon (OWS is value bytes), and the OWS
+// at both ends is trimmed inside the bytes already scanned.
 int parse_fields(const char *buf, size_t len, size_t pos, const FieldLimits &fl, weir_header_t *headers,
                  size_t *count, FieldSeen *seen) {
     const size_t end = len < fl.section_end ? len : fl.section_end;
     const int out_code = end == fl.section_end ? fl.too_large : WEIR_E_INCOMPLETE;
     const char *const e = buf + end;
     const char *p = buf + pos;
+    const ScanOps &ops = scan_ops();
     size_t n = 0;
     int rc;
     for (;;) {
-        if (p == e) {
+        if (p == e) [[unlikely]] {
             rc = out_code;
             break;
         }
-        unsigned char c = static_cast<unsigned char>(*p);
-        if (c == '\r') {
+        if (*p == '\r') {
+            // The empty line that ends the section.
             if (++p == e) {
                 rc = out_code;
                 break;
@@ -75,62 +141,57 @@ int parse_fields(const char *buf, size_t len, size_t pos, const FieldLimits &fl,
             rc = *p == '\n' ? static_cast<int>(p + 1 - buf) : WEIR_E_BAD_LINE_ENDING;
             break;
         }
-        if (c == '\n') {
-            rc = WEIR_E_BAD_LINE_ENDING;
+        const char *name = p;
+        p = name_end(ops, buf, p, e);
+        if (p == name) [[unlikely]] {
+            // Not a field line: an error at its first byte.
+            unsigned char c = static_cast<unsigned char>(*p);
+            if (c == '\n') {
+                rc = WEIR_E_BAD_LINE_ENDING;
+                break;
+            }
+            if (is_ows(c)) {
+                rc = WEIR_E_OBS_FOLD;
+                break;
+            }
+            rc = n == fl.max_fields ? WEIR_E_TOO_MANY_HEADERS : WEIR_E_BAD_HEADER_NAME;
             break;
         }
-        if (is_ows(c)) {
-            rc = WEIR_E_OBS_FOLD;
-            break;
-        }
-        if (n == fl.max_fields) {
+        // The line began with a tchar: a field line, the first byte tells.
+        if (n == fl.max_fields) [[unlikely]] {
             rc = WEIR_E_TOO_MANY_HEADERS;
             break;
         }
-        const char *name = p;
-        // Unrolled: names are short, the loop bound costs as much as the lookup.
-        while (e - p >= 4 && is(static_cast<unsigned char>(p[0]), kTchar) &&
-               is(static_cast<unsigned char>(p[1]), kTchar) && is(static_cast<unsigned char>(p[2]), kTchar) &&
-               is(static_cast<unsigned char>(p[3]), kTchar))
-            p += 4;
-        while (p < e && is(static_cast<unsigned char>(*p), kTchar))
-            p++;
-        if (p == e) {
+        if (p == e) [[unlikely]] {
             rc = out_code;
             break;
         }
-        if (*p != ':') {
-            rc = (p != name && is_ows(static_cast<unsigned char>(*p))) ? WEIR_E_WS_BEFORE_COLON
-                                                                       : WEIR_E_BAD_HEADER_NAME;
-            break;
-        }
-        if (p == name) {
-            rc = WEIR_E_BAD_HEADER_NAME;
+        if (*p != ':') [[unlikely]] {
+            rc = is_ows(static_cast<unsigned char>(*p)) ? WEIR_E_WS_BEFORE_COLON : WEIR_E_BAD_HEADER_NAME;
             break;
         }
         const size_t name_len = static_cast<size_t>(p - name);
-        p++;
-        while (p < e && is_ows(static_cast<unsigned char>(*p)))
-            p++;
-        const char *value = p;
-        p = scan_value(p, e);
-        if (p == e) {
-            rc = out_code;
-            break;
-        }
-        if (*p != '\r') {
-            rc = *p == '\n' ? WEIR_E_BAD_LINE_ENDING : WEIR_E_BAD_HEADER_VALUE;
-            break;
-        }
-        if (p + 1 == e) {
-            rc = out_code;
-            break;
-        }
-        if (p[1] != '\n') {
+        const char *value = p + 1;
+        p = value_end(ops, buf, value, e);
+        if (e - p < 2 || p[0] != '\r' || p[1] != '\n') [[unlikely]] {
+            if (p == e) {
+                rc = out_code;
+                break;
+            }
+            if (*p != '\r') {
+                rc = *p == '\n' ? WEIR_E_BAD_LINE_ENDING : WEIR_E_BAD_HEADER_VALUE;
+                break;
+            }
+            if (p + 1 == e) {
+                rc = out_code;
+                break;
+            }
             rc = WEIR_E_BAD_LINE_ENDING;
             break;
         }
         const char *vend = p;
+        while (value < vend && is_ows(static_cast<unsigned char>(*value)))
+            value++;
         while (vend > value && is_ows(static_cast<unsigned char>(vend[-1])))
             vend--;
         headers[n].name = {name, name_len};
@@ -175,20 +236,11 @@ bool valid_authority(const char *p, size_t n, bool need_port) {
             return false;
         i = static_cast<size_t>(close - p) + 1;
     } else {
-        while (n - i >= 4 && is(static_cast<unsigned char>(p[i]), kRegName) &&
-               is(static_cast<unsigned char>(p[i + 1]), kRegName) && is(static_cast<unsigned char>(p[i + 2]), kRegName) &&
-               is(static_cast<unsigned char>(p[i + 3]), kRegName))
-            i += 4;
-        while (i < n) {
-            unsigned char c = static_cast<unsigned char>(p[i]);
-            if (is(c, kRegName)) {
-                i++;
-            } else if (c == '%' && i + 2 < n && is(static_cast<unsigned char>(p[i + 1]), kHex) &&
-                       is(static_cast<unsigned char>(p[i + 2]), kHex)) {
-                i += 3;
-            } else {
-                break;
-            }
+        i = run_of(p, n, kRegName);
+        while (i + 2 < n && p[i] == '%' && is(static_cast<unsigned char>(p[i + 1]), kHex) &&
+               is(static_cast<unsigned char>(p[i + 2]), kHex)) {
+            i += 3;
+            i += run_of(p + i, n - i, kRegName);
         }
         if (i == 0)
             return false;

@@ -21,7 +21,8 @@ inline constexpr int kMaxLeadingEmptyLines = 4;
 // Limits are clamped here so a head length always fits the int return value.
 inline constexpr uint32_t kMaxLineOrSection = 1u << 30;
 
-// The defaults documented in weir.h.
+// The defaults documented in weir.h (already resolved: full size, clamped).
+extern const weir_http1_limits kDefaultLimits;
 void limits_default(weir_http1_limits *l);
 // lim (may be NULL, or of a smaller size) resolved into a full, clamped copy.
 // Returns false for size 0.

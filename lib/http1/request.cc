@@ -7,17 +7,24 @@
 
 namespace weir::http1 {
 
-void limits_default(weir_http1_limits *l) {
-    *l = weir_http1_limits{};
-    l->size = sizeof *l;
-    l->max_request_line = 8192;
-    l->max_header_bytes = 16384;
-    l->max_headers = 100;
-    l->max_chunk_ext = 256;
-    l->max_trailer_bytes = 4096;
-    l->max_trailers = 32;
-    l->max_body = 1u << 20;
+namespace {
+constexpr weir_http1_limits make_defaults() {
+    weir_http1_limits l{};
+    l.size = sizeof l;
+    l.max_request_line = 8192;
+    l.max_header_bytes = 16384;
+    l.max_headers = 100;
+    l.max_chunk_ext = 256;
+    l.max_trailer_bytes = 4096;
+    l.max_trailers = 32;
+    l.max_body = 1u << 20;
+    return l;
 }
+} // namespace
+
+const weir_http1_limits kDefaultLimits = make_defaults();
+
+void limits_default(weir_http1_limits *l) { *l = kDefaultLimits; }
 
 bool limits_resolve(const weir_http1_limits *lim, weir_http1_limits *out) {
     limits_default(out);
@@ -41,28 +48,32 @@ namespace {
 
 const char kSlash[] = "/";
 
-// Fills target_form, path and query; 0 or WEIR_E_BAD_TARGET.
-int classify_target(const weir_str_t &method, const char *t, size_t n, weir_http1_request *req) {
-    const bool connect = method.len == 7 && memcmp(method.ptr, "CONNECT", 7) == 0;
-    req->path = {t, 0};
-    req->query = {t, 0};
-    if (connect) {
+// Fills target_form, path and query; 0 or WEIR_E_BAD_TARGET. qm is the first
+// '?' of the target (t + n when none), found by the target scan.
+int classify_target(const weir_str_t &method, const char *t, size_t n, const char *qm, weir_http1_request *req) {
+    const char *const end = t + n;
+    const char *path;
+    if (t[0] == '/') [[likely]] {
         // CONNECT takes the authority-form and nothing else (RFC 9112 3.2.3).
-        if (!valid_authority(t, n, true))
+        if (method.len == 7 && memcmp(method.ptr, "CONNECT", 7) == 0) [[unlikely]]
             return WEIR_E_BAD_TARGET;
-        req->target_form = WEIR_TARGET_AUTHORITY;
-        return 0;
-    }
-    const char *path = nullptr;
-    if (t[0] == '/') {
         req->target_form = WEIR_TARGET_ORIGIN;
         path = t;
-    } else if (t[0] == '*') {
-        if (n != 1 || !(method.len == 7 && memcmp(method.ptr, "OPTIONS", 7) == 0))
-            return WEIR_E_BAD_TARGET;
-        req->target_form = WEIR_TARGET_ASTERISK;
-        return 0;
     } else {
+        req->path = {t, 0};
+        req->query = {t, 0};
+        if (method.len == 7 && memcmp(method.ptr, "CONNECT", 7) == 0) {
+            if (!valid_authority(t, n, true))
+                return WEIR_E_BAD_TARGET;
+            req->target_form = WEIR_TARGET_AUTHORITY;
+            return 0;
+        }
+        if (t[0] == '*') {
+            if (n != 1 || !(method.len == 7 && memcmp(method.ptr, "OPTIONS", 7) == 0))
+                return WEIR_E_BAD_TARGET;
+            req->target_form = WEIR_TARGET_ASTERISK;
+            return 0;
+        }
         // absolute-form; only http and https have an authority we can serve.
         size_t skip;
         if (n >= 7 && eq_lower(t, "http://", 7))
@@ -71,7 +82,7 @@ int classify_target(const weir_str_t &method, const char *t, size_t n, weir_http
             skip = 8;
         else
             return WEIR_E_BAD_TARGET;
-        const char *a = t + skip, *end = t + n, *q = a;
+        const char *a = t + skip, *q = a;
         while (q < end && *q != '/' && *q != '?')
             q++;
         if (!valid_authority(a, static_cast<size_t>(q - a), false))
@@ -87,16 +98,9 @@ int classify_target(const weir_str_t &method, const char *t, size_t n, weir_http
             req->query = {q + 1, static_cast<size_t>(end - q - 1)};
             return 0;
         }
+        // The authority holds no '?' (the loop above stops at one), so the
+        // target's first '?' is the path's.
         path = q;
-    }
-    const char *end = t + n;
-    const char *qm = path;
-    if (end - path > 32) { // long enough for memchr's call to pay
-        qm = static_cast<const char *>(memchr(path, '?', static_cast<size_t>(end - path)));
-        qm = qm ? qm : end;
-    } else {
-        while (qm < end && *qm != '?')
-            qm++;
     }
     if (qm < end) {
         req->path = {path, static_cast<size_t>(qm - path)};
@@ -110,8 +114,10 @@ int classify_target(const weir_str_t &method, const char *t, size_t n, weir_http
 
 // The rest of the head once its request line is known good; v is where
 // the version starts.
-int parse_head(const char *buf, size_t len, const weir_http1_limits &lim, weir_http1_request *req,
-               weir_header_t *headers, size_t headers_cap, weir_str_t method, weir_str_t target, size_t v) {
+inline __attribute__((always_inline)) int parse_head(const char *buf, size_t len, const weir_http1_limits &lim,
+                                                    weir_http1_request *req, weir_header_t *headers,
+                                                    size_t headers_cap, weir_str_t method, weir_str_t target,
+                                                    size_t v) {
     const size_t hs = v + 10;
     FieldLimits fl;
     fl.section_end = hs + lim.max_header_bytes;
@@ -169,19 +175,32 @@ int parse_request(const char *buf, size_t len, const weir_http1_limits &lim, wei
     };
     int rc;
 
-    size_t q = s;
-    while (q < wend && is(static_cast<unsigned char>(buf[q]), kTchar))
-        q++;
-    if ((rc = need(q)))
-        return rc;
-    if (buf[q] != ' ')
-        return buf[q] == '\n' ? WEIR_E_BAD_LINE_ENDING : buf[q] == '\r' ? WEIR_E_BAD_REQUEST_LINE : WEIR_E_BAD_METHOD;
-    if (q == s)
-        return WEIR_E_BAD_REQUEST_LINE;
+    size_t q;
+    // Fast path for the two common methods, when the whole "GET " or "POST "
+    // is there and inside the window: the same answer as the loop below.
+    const bool room = len - s >= 5 && lim.max_request_line >= 5;
+    if (room && memcmp(buf + s, "GET ", 4) == 0) {
+        q = s + 3;
+    } else if (room && memcmp(buf + s, "POST ", 5) == 0) {
+        q = s + 4;
+    } else {
+        q = s;
+        while (q < wend && is(static_cast<unsigned char>(buf[q]), kTchar))
+            q++;
+        if ((rc = need(q)))
+            return rc;
+        if (buf[q] != ' ')
+            return buf[q] == '\n'   ? WEIR_E_BAD_LINE_ENDING
+                   : buf[q] == '\r' ? WEIR_E_BAD_REQUEST_LINE
+                                    : WEIR_E_BAD_METHOD;
+        if (q == s)
+            return WEIR_E_BAD_REQUEST_LINE;
+    }
     const weir_str_t method{buf + s, q - s};
 
     const size_t t = q + 1;
-    q = static_cast<size_t>(scan_target(buf + t, buf + wend) - buf);
+    const char *qm;
+    q = static_cast<size_t>(target_end(scan_ops(), buf + t, buf + wend, &qm) - buf);
     if ((rc = need(q)))
         return rc;
     if (buf[q] != ' ' || q == t) {
@@ -189,7 +208,7 @@ int parse_request(const char *buf, size_t len, const weir_http1_limits &lim, wei
             return WEIR_E_BAD_LINE_ENDING;
         return (buf[q] == '\r' || q == t) ? WEIR_E_BAD_REQUEST_LINE : WEIR_E_BAD_TARGET;
     }
-    if ((rc = classify_target(method, buf + t, q - t, req)))
+    if ((rc = classify_target(method, buf + t, q - t, qm, req)))
         return rc;
     const weir_str_t target{buf + t, q - t};
 

@@ -115,6 +115,7 @@ int Engine::listen() {
         }
     }
     state_ = State::Listening;
+    listened_.store(true, std::memory_order_release);
     return 0;
 }
 
@@ -153,6 +154,11 @@ int Engine::shutdown(int64_t grace_ns) {
     int64_t deadline = grace_ns < 0 ? INT64_MAX : now + (grace_ns + 999999) / 1000000;
     grace_deadline_ms_.store(deadline, std::memory_order_release);
     stopping_.store(true, std::memory_order_release);
+    {
+        // A pause() waiting on a linger is released at once.
+        std::lock_guard<std::mutex> lk(mu_);
+        cv_.notify_all();
+    }
     for (auto &w : workers_)
         w->wake();
     int rc = 0;

@@ -33,6 +33,11 @@ class Engine {
     int addr(sockaddr_storage *ss, socklen_t *len) const;
     void metrics(weir_metrics *out) const;
 
+    // The accept pause (engine_pause.cc, DESIGN.md §4). Any thread.
+    int begin_pause();
+    int pause();
+    int resume();
+
     // For workers.
     const weir_config &cfg() const { return cfg_; }
     const ConnSettings &settings() const { return settings_; }
@@ -45,6 +50,15 @@ class Engine {
     uint32_t worker_count() const { return static_cast<uint32_t>(workers_.size()); }
     Worker *worker(uint32_t i) const { return workers_[i].get(); }
     State state() const { return state_; }
+    // The address every listener is bound to (after listen).
+    const sockaddr_storage &bound_addr() const { return addr_; }
+    socklen_t bound_addr_len() const { return addr_len_; }
+    // A pause command reaches each worker as a new generation: the worker
+    // compares it with the one it last acted on and acts on pause_wanted().
+    uint64_t pause_gen() const { return pause_gen_.load(std::memory_order_acquire); }
+    bool pause_wanted() const { return pause_want_.load(std::memory_order_acquire); }
+    // A worker's listener closed, lingered or came back: wakes pause().
+    void pause_notify();
 
   private:
     Engine() = default;
@@ -61,7 +75,14 @@ class Engine {
     std::atomic<uint64_t> next_id_{0};
     std::atomic<uint32_t> logged_{0};
     std::mutex mu_;
-    std::condition_variable cv_;
+    std::condition_variable cv_; // driven shutdown and pause() wait here
+    // pause: set under mu_ (so a waiter sees them in order), read by workers
+    std::atomic<bool> listened_{false};
+    std::atomic<uint64_t> pause_gen_{0};
+    std::atomic<bool> pause_want_{false};
+    uint64_t resumes_ = 0; // under mu_
+    int command(bool pause, uint64_t *resumes_at);
+    bool every_listener_closed() const;
 };
 
 int64_t mono_ms();

@@ -29,13 +29,35 @@ int syncnt_get(int fd);
 // The seconds a listener is opened with when cfg.defer_accept is on.
 constexpr int kDeferAcceptSeconds = 1;
 
+// What a worker reports to LingerHooks::on_event.
+enum class LingerEvent : int {
+    Clear = 1, // entered LINGERING (after the clear's setsockopt returned)
+    Close,     // the listener closed (drained first)
+    Restore,   // a resume ended the linger on the same fd
+    Reopen,    // a resume reopened a closed listener
+};
+
 // Test hooks: integration tests flip these to show the loss each rule guards
-// against (the arms that must lose). Never set outside tests.
+// against (the arms that must lose), and to see when things happened. Never
+// set outside tests. Callbacks run on the worker's thread.
 struct LingerHooks {
-    std::atomic<int> react_delay_ms{0};   // a worker sleeps this long before acting on a pause
-    std::atomic<bool> skip_clear{false};  // N2: keep TCP_DEFER_ACCEPT during the linger
-    std::atomic<bool> skip_guard{false};  // N3: never raise TCP_SYNCNT
+    std::atomic<int> react_delay_ms{0};      // a worker sleeps this long before acting on a pause
+    std::atomic<int> react_delay_worker{-1}; // ... only this worker (-1: every worker)
+    std::atomic<bool> skip_clear{false};     // N2: keep TCP_DEFER_ACCEPT during the linger
+    std::atomic<bool> skip_guard{false};     // N3: never raise TCP_SYNCNT
     std::atomic<const char *> sysctl_path{nullptr}; // read this file instead of /proc/sys/...
+    std::atomic<void (*)(uint32_t worker, LingerEvent ev)> on_event{nullptr};
+    std::atomic<void (*)(int fd)> on_accept{nullptr}; // every accepted fd, before it is served
+
+    void reset() {
+        react_delay_ms = 0;
+        react_delay_worker = -1;
+        skip_clear = false;
+        skip_guard = false;
+        sysctl_path = nullptr;
+        on_event = nullptr;
+        on_accept = nullptr;
+    }
 };
 LingerHooks &linger_hooks();
 

@@ -28,6 +28,17 @@ void metrics_sum(const WorkerMetrics *const *workers, uint32_t n, weir_metrics *
     full.bytes_in = s[M_BYTES_IN];
     full.bytes_out = s[M_BYTES_OUT];
     full.loop_passes = s[M_LOOP_PASSES];
+    full.pause_lingers = s[M_PAUSE_LINGERS];
+    full.pause_closes = s[M_PAUSE_CLOSES];
+    full.pause_aborts = s[M_PAUSE_ABORTS];
+    full.pause_defer_clears = s[M_PAUSE_DEFER_CLEARS];
+    full.pause_defer_restores = s[M_PAUSE_DEFER_RESTORES];
+    full.pause_guards = s[M_PAUSE_GUARDS];
+    full.pause_setsockopt_errors = s[M_PAUSE_SETSOCKOPT_ERRORS];
+    full.pause_sysctl_unreadable = s[M_PAUSE_SYSCTL_UNREADABLE];
+    full.pause_drain_accepted = s[M_PAUSE_DRAIN_ACCEPTED];
+    full.pause_reopens = s[M_PAUSE_REOPENS];
+    full.pause_reopen_errors = s[M_PAUSE_REOPEN_ERRORS];
     for (uint32_t r = 0; r < WEIR_CLOSE_REASONS; r++)
         full.closes[r] = s[M_CLOSES + r];
     size_t len = out->size < sizeof full ? out->size : sizeof full;

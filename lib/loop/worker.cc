@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "loop/engine.h"
+#include "loop/linger.h"
 
 namespace weir {
 
@@ -116,7 +117,8 @@ int Worker::open_listener(const sockaddr_storage &addr, socklen_t len, const Lis
         return rc;
     }
     listener_.fd = fd;
-    listener_.state = ListenerState::Active;
+    listener_deferred_ = opt.defer_accept;
+    set_listener_state(ListenerState::Active);
     listen_door_.ready = true; // connections may have queued before the first wait
     return fd;
 }
@@ -149,6 +151,7 @@ void Worker::pass(int timeout_ms) {
     expire_timers();
     if (!stop_begun_ && engine_.stopping())
         begin_stop();
+    pause_tick();
     run_doors();
     flush();
     if (stop_begun_)
@@ -157,13 +160,15 @@ void Worker::pass(int timeout_ms) {
 
 // The one place the wait is bounded: pending work makes it 0, otherwise the
 // earliest of the host's bound, the next timer, the accept retry after a
-// resource error and the shutdown grace. (The pause linger's deadline will cap
-// it here too.)
+// resource error, the shutdown grace and the pause linger's deadline. A pause
+// command not yet acted on makes it 0 too.
 int Worker::wait_timeout(int host_timeout_ms) {
     if (dirty_ || retry_ || listen_door_.ready || listen_door_.owed || handoff_door_.ready || handoff_door_.owed ||
-        !answers_.empty() || ready_head_ < ready_.size() || (!stop_begun_ && engine_.stopping()))
+        !answers_.empty() || ready_head_ < ready_.size() || (!stop_begun_ && engine_.stopping()) || pause_unseen())
         return 0;
     int64_t deadline = timers_.next_deadline();
+    if (listener_.state == ListenerState::Lingering && linger_deadline_ms_ < deadline)
+        deadline = linger_deadline_ms_;
     if (listen_door_.resource_wait && listen_door_.retry_at_ms < deadline)
         deadline = listen_door_.retry_at_ms;
     if (handoff_door_.resource_wait && handoff_door_.retry_at_ms < deadline)
@@ -502,6 +507,8 @@ Take Worker::accept_one() {
     }
     metrics.add(M_ACCEPTED);
     accepted_in_poll_++;
+    if (auto hook = linger_hooks().on_accept.load(std::memory_order_relaxed))
+        hook(fd);
     if (live_count_ >= max_connections_) {
         if (hand_off(fd, ss, len))
             return Take::Took;
@@ -624,6 +631,7 @@ void Worker::begin_stop() {
     if (listener_.fd >= 0)
         io_remove_listener(listener_.fd);
     listener_.close_now();
+    set_listener_state(ListenerState::Closed);
     door_clear(listen_door_);
     for (Slot *s = live_; s; s = s->live_next) {
         s->conn().close(WEIR_CLOSE_SHUTDOWN);

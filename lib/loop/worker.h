@@ -81,6 +81,9 @@ enum LogKind : uint32_t {
     LOG_NO_ANSWER,
     LOG_BAD_ANSWER,
     LOG_NO_MEMORY,
+    LOG_PAUSE_SETSOCKOPT,
+    LOG_PAUSE_SYSCTL,
+    LOG_PAUSE_REOPEN,
     LOG_KINDS
 };
 
@@ -116,6 +119,8 @@ class Worker {
     uint32_t index() const { return index_; }
     uint64_t open_connections() const { return metrics.get(M_CONNECTIONS_OPEN); }
     int listen_fd() const { return listener_.fd; }
+    // Any thread: the listener's state as the worker last published it.
+    ListenerState listener_state() const { return pub_state_.load(std::memory_order_acquire); }
 
     WorkerMetrics metrics;
 
@@ -180,6 +185,15 @@ class Worker {
     void take_ownership();
     bool inline_mode() const { return inline_; }
 
+    // ---- the pause linger (worker_pause.cc, DESIGN.md §4)
+    bool pause_unseen() const;
+    void pause_tick(); // in the pass, before the doors
+    void pause_begin();
+    void pause_resume();
+    void linger_close();
+    void set_listener_state(ListenerState s);
+    void pause_failure(uint32_t metric, uint32_t log_kind, const char *what, int rc);
+
     uint32_t index_;
     bool inline_ = true;
     uint32_t accept_batch_ = 16;
@@ -217,6 +231,15 @@ class Worker {
     std::vector<Exchange *> ready_;
     size_t ready_head_ = 0;
     uint64_t accepted_in_poll_ = 0;
+
+    // pause: the engine's command generation last acted on, the linger's
+    // deadline (CLOCK_MONOTONIC ms), whether the listener was opened with
+    // TCP_DEFER_ACCEPT and whether this linger cleared it.
+    uint64_t pause_seen_ = 0;
+    int64_t linger_deadline_ms_ = 0;
+    bool listener_deferred_ = false;
+    bool defer_cleared_ = false;
+    std::atomic<ListenerState> pub_state_{ListenerState::None};
 
     bool stop_begun_ = false;
     bool forced_ = false;

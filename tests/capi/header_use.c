@@ -57,6 +57,9 @@ int weir_header_use(void) {
     void (*f_destroy)(weir_engine *) = weir_engine_destroy;
     int (*f_worker)(weir_engine *, uint32_t, weir_worker **) = weir_engine_worker;
     int (*f_workers)(weir_engine *) = weir_engine_workers;
+    int (*f_begin_pause)(weir_engine *) = weir_engine_begin_pause;
+    int (*f_pause)(weir_engine *) = weir_engine_pause;
+    int (*f_resume)(weir_engine *) = weir_engine_resume;
     int (*f_poll)(weir_worker *, weir_exchange **, uint32_t, int) = weir_worker_poll;
     const char *(*f_close_name)(uint32_t) = weir_close_reason_name;
     int (*f_metrics)(weir_engine *, weir_metrics *) = weir_engine_metrics;
@@ -94,6 +97,10 @@ int weir_header_use(void) {
     cfg.log = log;
     metrics.size = (uint32_t)sizeof metrics;
     metrics.closes[WEIR_CLOSE_PEER] = 0;
+    metrics.pause_lingers = metrics.pause_closes = metrics.pause_aborts = 0;
+    metrics.pause_defer_clears = metrics.pause_defer_restores = metrics.pause_guards = 0;
+    metrics.pause_setsockopt_errors = metrics.pause_sysctl_unreadable = metrics.pause_drain_accepted = 0;
+    metrics.pause_reopens = metrics.pause_reopen_errors = 0;
     xreq.size = (uint32_t)sizeof xreq;
     xreq.method = s;
     n += (int)(WEIR_TARGET_ORIGIN + WEIR_TARGET_ABSOLUTE + WEIR_TARGET_AUTHORITY + WEIR_TARGET_ASTERISK);
@@ -107,7 +114,8 @@ int weir_header_use(void) {
          (f_chunked_decode != 0) + (f_trailers != 0) + (f_config_init != 0) + (f_create != 0) + (f_listen != 0) +
          (f_addr != 0) + (f_start != 0) + (f_shutdown != 0) + (f_destroy != 0) + (f_worker != 0) +
          (f_workers != 0) + (f_poll != 0) + (f_close_name != 0) + (f_metrics != 0) + (f_request != 0) +
-         (f_peer != 0) + (f_respond != 0) + (f_defer != 0) + (f_respond_many != 0);
+         (f_peer != 0) + (f_respond != 0) + (f_defer != 0) + (f_respond_many != 0) + (f_begin_pause != 0) +
+         (f_pause != 0) + (f_resume != 0);
     answer.ex = exchange;
     answer.status = 200;
     answer.flags = WEIR_RESPOND_CLOSE;

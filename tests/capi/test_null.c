@@ -253,6 +253,9 @@ static void test_engine_null_handles(void **state) {
     assert_int_equal(weir_engine_worker(NULL, 0, &w), -EINVAL);
     assert_int_equal(weir_engine_workers(NULL), -EINVAL);
     assert_int_equal(weir_engine_metrics(NULL, &m), -EINVAL);
+    assert_int_equal(weir_engine_begin_pause(NULL), -EINVAL);
+    assert_int_equal(weir_engine_pause(NULL), -EINVAL);
+    assert_int_equal(weir_engine_resume(NULL), -EINVAL);
     assert_int_equal(weir_worker_poll(NULL, exs, 4, 0), -EINVAL);
     assert_null(weir_exchange_request(NULL));
     assert_int_equal(weir_exchange_peer(NULL, &ss, &len), -EINVAL);
@@ -388,12 +391,21 @@ static void test_engine_metrics_leave_fields_past_size(void **state) {
     const unsigned char *p = (const unsigned char *)&m;
     for (size_t i = offsetof(weir_metrics, accept_batches); i < sizeof m; i++)
         assert_int_equal(p[i], 0xa5);
+    /* A caller from before the pause fields: they are left alone. */
+    memset(&m, 0xa5, sizeof m);
+    m.size = offsetof(weir_metrics, pause_lingers);
+    assert_int_equal(weir_engine_metrics(e, &m), 0);
+    assert_int_equal(m.closes[WEIR_CLOSE_REASONS - 1], 0);
+    for (size_t i = offsetof(weir_metrics, pause_lingers); i < sizeof m; i++)
+        assert_int_equal(p[i], 0xa5);
     /* A whole struct is filled. */
     memset(&m, 0xa5, sizeof m);
     m.size = sizeof m;
     assert_int_equal(weir_engine_metrics(e, &m), 0);
     assert_int_equal(m.connections_open, 0);
     assert_int_equal(m.closes[WEIR_CLOSE_REASONS - 1], 0);
+    assert_int_equal(m.pause_lingers, 0);
+    assert_int_equal(m.pause_reopen_errors, 0);
     weir_engine_destroy(e);
 }
 
@@ -425,6 +437,9 @@ static void test_engine_state_errors(void **state) {
 
     weir_engine *e = make_engine(WEIR_MODE_INLINE);
     assert_int_equal(weir_engine_start(e), WEIR_E_STATE);       /* not listening */
+    assert_int_equal(weir_engine_begin_pause(e), WEIR_E_STATE); /* no listener to pause */
+    assert_int_equal(weir_engine_pause(e), WEIR_E_STATE);
+    assert_int_equal(weir_engine_resume(e), WEIR_E_STATE);
     assert_int_equal(weir_engine_addr(e, &ss, &len), WEIR_E_STATE);
     assert_int_equal(weir_engine_worker(e, 0, &w), WEIR_E_STATE); /* not driven */
     assert_int_equal(weir_engine_listen(e), 0);
@@ -432,6 +447,9 @@ static void test_engine_state_errors(void **state) {
     assert_int_equal(weir_engine_start(e), 0);
     assert_int_equal(weir_engine_start(e), WEIR_E_STATE);
     assert_int_equal(weir_engine_shutdown(e, 1000000000), 0);
+    assert_int_equal(weir_engine_begin_pause(e), WEIR_E_SHUTDOWN);
+    assert_int_equal(weir_engine_pause(e), WEIR_E_SHUTDOWN);
+    assert_int_equal(weir_engine_resume(e), WEIR_E_SHUTDOWN);
     weir_engine_destroy(e);
 
     e = make_engine(WEIR_MODE_DRIVEN);

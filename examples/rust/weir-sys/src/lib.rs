@@ -211,6 +211,17 @@ pub struct weir_metrics {
     pub bytes_out: u64,
     pub loop_passes: u64,
     pub closes: [u64; WEIR_CLOSE_REASONS],
+    pub pause_lingers: u64,
+    pub pause_closes: u64,
+    pub pause_aborts: u64,
+    pub pause_defer_clears: u64,
+    pub pause_defer_restores: u64,
+    pub pause_guards: u64,
+    pub pause_setsockopt_errors: u64,
+    pub pause_sysctl_unreadable: u64,
+    pub pause_drain_accepted: u64,
+    pub pause_reopens: u64,
+    pub pause_reopen_errors: u64,
 }
 
 #[repr(C)]
@@ -305,6 +316,9 @@ extern "C" {
     pub fn weir_engine_destroy(e: *mut weir_engine);
     pub fn weir_engine_worker(e: *mut weir_engine, index: u32, out: *mut *mut weir_worker) -> c_int;
     pub fn weir_engine_workers(e: *mut weir_engine) -> c_int;
+    pub fn weir_engine_begin_pause(e: *mut weir_engine) -> c_int;
+    pub fn weir_engine_pause(e: *mut weir_engine) -> c_int;
+    pub fn weir_engine_resume(e: *mut weir_engine) -> c_int;
     pub fn weir_worker_poll(w: *mut weir_worker, out: *mut *mut weir_exchange, max: u32, timeout_ms: c_int) -> c_int;
     pub fn weir_close_reason_name(reason: u32) -> *const c_char;
     pub fn weir_engine_metrics(e: *mut weir_engine, out: *mut weir_metrics) -> c_int;

@@ -67,7 +67,10 @@ fn field_offsets_match_the_header() {
                       log, log_user }
         weir_metrics { size, workers, accepted, accept_batches, accept_owed, accept_resource_errors,
                        accept_other_errors, handoffs, handoffs_owed, connections_open, requests, responses,
-                       parse_errors, continues_sent, bytes_in, bytes_out, loop_passes, closes }
+                       parse_errors, continues_sent, bytes_in, bytes_out, loop_passes, closes, pause_lingers,
+                       pause_closes, pause_aborts, pause_defer_clears, pause_defer_restores, pause_guards,
+                       pause_setsockopt_errors, pause_sysctl_unreadable, pause_drain_accepted, pause_reopens,
+                       pause_reopen_errors }
         weir_request { size, version_minor, flags, num_headers, num_trailers, reserved_, method, target, path,
                        query, host, headers, trailers, body, connection_id }
         weir_answer_t { ex, status, flags, headers, num_headers, body, body_len, result, reserved_ }
@@ -185,6 +188,9 @@ fn library_links_and_reports_the_header_version() {
         weir_engine_destroy as *const (),
         weir_engine_worker as *const (),
         weir_engine_workers as *const (),
+        weir_engine_begin_pause as *const (),
+        weir_engine_pause as *const (),
+        weir_engine_resume as *const (),
         weir_worker_poll as *const (),
         weir_close_reason_name as *const (),
         weir_engine_metrics as *const (),
