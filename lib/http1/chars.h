@@ -54,7 +54,7 @@ inline bool is_ows(unsigned char c) { return c == ' ' || c == '\t'; }
 
 // Length of the run of class-cls bytes at the start of p[0, n): eight bytes
 // per step (one test of their classes AND-ed) while all eight belong.
-inline __attribute__((always_inline)) size_t run_of(const char *p, size_t n, uint8_t cls) {
+inline size_t run_of(const char *p, size_t n, uint8_t cls) {
     const unsigned char *u = reinterpret_cast<const unsigned char *>(p);
     size_t i = 0;
     while (n - i >= 8) {

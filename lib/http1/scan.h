@@ -87,7 +87,15 @@ inline const char *value_end(const ScanOps &ops, const char *lo, const char *p, 
             unsigned m = value_bad16(load16(p));
             if (m)
                 return p + __builtin_ctz(m);
-            return ops.value(p + 16, end);
+            p += 16;
+            if (end - p >= 16) {
+                m = value_bad16(load16(p));
+                if (m)
+                    return p + __builtin_ctz(m);
+                return ops.value(p + 16, end);
+            }
+            m = value_bad16(load16(end - 16)) >> (16 - (end - p));
+            return m ? p + __builtin_ctz(m) : end;
         }
         if (end - lo >= 16) {
             unsigned m = value_bad16(load16(end - 16)) >> (16 - (end - p));

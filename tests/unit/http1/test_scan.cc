@@ -59,6 +59,108 @@ static void test_scan_vector_matches_scalar(void **) {
     scan_force(weir::http1::kScanAuto);
 }
 
+// scan_target_query: the '?' it reports is the first one before the end it
+// returns, at every level, for '?' and a stop byte at every pair of positions.
+static void test_scan_target_query_matches_scalar(void **) {
+    for (size_t len = 0; len <= 80; len++) {
+        for (size_t qpos = 0; qpos <= len; qpos += (len > 40 ? 3 : 1)) {
+            for (size_t stop = 0; stop <= len; stop += (len > 40 ? 5 : 1)) {
+                std::string buf(len, 'a');
+                if (qpos < len)
+                    buf[qpos] = '?';
+                if (stop < len)
+                    buf[stop] = static_cast<char>(stop % 2 ? 0x20 : 0x80);
+                const char *b = buf.data(), *e = b + len;
+                const char *want_end = b;
+                while (want_end < e && static_cast<unsigned char>(*want_end) >= 0x21 &&
+                       static_cast<unsigned char>(*want_end) <= 0x7E)
+                    want_end++;
+                const char *want_q = want_end;
+                for (const char *x = b; x < want_end; x++)
+                    if (*x == '?') {
+                        want_q = x;
+                        break;
+                    }
+                for (int level : kLevels) {
+                    scan_force(level);
+                    const char *q = nullptr;
+                    assert_ptr_equal(weir::http1::scan_target_query(b, e, &q), want_end);
+                    assert_ptr_equal(q, want_q);
+                }
+            }
+        }
+    }
+    scan_force(weir::http1::kScanAuto);
+}
+
+// The parser's inline vector blocks (field names, values, the target and its
+// '?') against the scalar level: every byte value at positions around the
+// 8-, 16- and 32-byte steps, the answer and every view compared.
+static void test_scan_parser_blocks_match_scalar(void **) {
+    const size_t positions[] = {0, 1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 39};
+    const weir_http1_limits lim = defaults();
+    for (int c = 0; c < 256; c++) {
+        for (size_t k : positions) {
+            std::string name(40, 'n'), value(40, 'v'), target = "/" + std::string(39, 't');
+            name[k] = static_cast<char>(c);
+            value[k] = static_cast<char>(c);
+            target[k] = static_cast<char>(c);
+            const std::string reqs[] = {
+                "GET / HTTP/1.1\r\nHost: a\r\n" + name + ": v\r\n\r\n",
+                "GET / HTTP/1.1\r\nHost: a\r\nX: " + value + "\r\n\r\n",
+                "GET " + target + " HTTP/1.1\r\nHost: a\r\n\r\n",
+                "GET / HTTP/1.1\r\nHost: a\r\n" + name.substr(0, k + 1), // ends inside the name
+                "GET / HTTP/1.1\r\nHost: a\r\nX: " + value.substr(0, k + 1),
+            };
+            for (const std::string &in : reqs) {
+                scan_force(weir::http1::kScanScalar);
+                const Result want = parser_fuzz::run(in.data(), in.size(), lim);
+                for (int level : kLevels) {
+                    scan_force(level);
+                    const Result got = parser_fuzz::run(in.data(), in.size(), lim);
+                    if (!parser_fuzz::same(got, want)) {
+                        print_error("byte 0x%02x at %zu, level %d: %d, scalar %d\n", c, k, level, got.rc, want.rc);
+                        scan_force(weir::http1::kScanAuto);
+                        fail();
+                    }
+                }
+            }
+        }
+    }
+    // The one-load line: every name length around 16 with a colon, a space
+    // or a bad byte where the name ends, and a bad value byte at each place.
+    const char ends[] = {':', ' ', '\t', '(', '\x80', '\r', '\n'};
+    const char bad[] = {'\0', '\x01', '\t', '\n', '\r', '\x7f', '\x80', ' '};
+    for (size_t nl = 0; nl <= 17; nl++) {
+        for (char end : ends) {
+            for (char b : bad) {
+                for (size_t j = 0; j <= 20; j++) {
+                    std::string value(20, 'v');
+                    if (j < value.size())
+                        value[j] = b;
+                    const std::string in =
+                        "GET / HTTP/1.1\r\nHost: a\r\n" + std::string(nl, 'n') + end + value + "\r\n\r\n";
+                    for (size_t cut : {in.size(), in.size() - 3, in.size() - 20}) {
+                        scan_force(weir::http1::kScanScalar);
+                        const Result want = parser_fuzz::run(in.data(), cut, lim);
+                        for (int level : kLevels) {
+                            scan_force(level);
+                            if (!parser_fuzz::same(parser_fuzz::run(in.data(), cut, lim), want)) {
+                                print_error("name %zu end 0x%02x bad 0x%02x at %zu cut %zu, level %d\n", nl,
+                                            static_cast<unsigned char>(end), static_cast<unsigned char>(b), j, cut,
+                                            level);
+                                scan_force(weir::http1::kScanAuto);
+                                fail();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    scan_force(weir::http1::kScanAuto);
+}
+
 // Places s so its last byte is the last one before a PROT_NONE page.
 struct Guarded {
     size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -127,6 +229,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scan_levels_pin_and_fall_back),
         cmocka_unit_test(test_scan_vector_matches_scalar),
+        cmocka_unit_test(test_scan_target_query_matches_scalar),
+        cmocka_unit_test(test_scan_parser_blocks_match_scalar),
         cmocka_unit_test(test_scan_guard_page_every_prefix),
         cmocka_unit_test(test_scan_guard_page_chunked),
     };
