@@ -96,16 +96,16 @@ $(SO_LINK): $(SO_NAME)
 # Unit and integration tests link the static library: they may reach internals.
 $(B)/tests/unit/%: tests/unit/%.cc $(STATIC) $(TEST_SUPPORT_OBJS)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC) -lcmocka $(LDLIBS)
+	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC) -lcmocka $(LDLIBS)
 
 $(B)/tests/integration/%: tests/integration/%.cc $(STATIC) $(TEST_SUPPORT_OBJS)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC) -lcmocka $(LDLIBS)
+	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC) -lcmocka $(LDLIBS)
 
 # ABI tests are plain C against the shared library, as a consumer would be.
 $(B)/tests/capi/%: tests/capi/%.c $(SO_LINK)
 	@mkdir -p $(dir $@)
-	$(CC) -Iinclude $(CFLAGS) -o $@ $< -L$(B)/lib -Wl,-rpath,$(CURDIR)/$(B)/lib -lweir -lcmocka
+	$(CC) -Iinclude $(CFLAGS) -MMD -MP -o $@ $< -L$(B)/lib -Wl,-rpath,$(CURDIR)/$(B)/lib -lweir -lcmocka
 
 tests: $(TEST_BINS)
 

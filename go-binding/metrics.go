@@ -26,6 +26,19 @@ type Metrics struct {
 	LoopPasses           uint64
 	Closes               [C.WEIR_CLOSE_REASONS]uint64 // by close reason; see CloseReasonName
 
+	// The pause linger (docs/pause.md).
+	PauseLingers          uint64 // listeners that entered the linger
+	PauseCloses           uint64 // listeners closed by a pause
+	PauseAborts           uint64 // lingers ended by a resume
+	PauseDeferClears      uint64 // TCP_DEFER_ACCEPT cleared for a linger
+	PauseDeferRestores    uint64 // TCP_DEFER_ACCEPT set again by a resume
+	PauseGuards           uint64 // TCP_SYNCNT=1 applied (tcp_synack_retries = 0)
+	PauseSetsockoptErrors uint64
+	PauseSysctlUnreadable uint64
+	PauseDrainAccepted    uint64 // connections accepted by the closing drain
+	PauseReopens          uint64 // closed listeners reopened by a resume
+	PauseReopenErrors     uint64
+
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
 	DirectResponds uint64 // weir_respond crossings of their own (async handlers, large inline bodies)
@@ -78,6 +91,17 @@ func (e *Engine) Metrics() Metrics {
 			for i := range m.Closes {
 				m.Closes[i] = uint64(cm.closes[i])
 			}
+			m.PauseLingers = uint64(cm.pause_lingers)
+			m.PauseCloses = uint64(cm.pause_closes)
+			m.PauseAborts = uint64(cm.pause_aborts)
+			m.PauseDeferClears = uint64(cm.pause_defer_clears)
+			m.PauseDeferRestores = uint64(cm.pause_defer_restores)
+			m.PauseGuards = uint64(cm.pause_guards)
+			m.PauseSetsockoptErrors = uint64(cm.pause_setsockopt_errors)
+			m.PauseSysctlUnreadable = uint64(cm.pause_sysctl_unreadable)
+			m.PauseDrainAccepted = uint64(cm.pause_drain_accepted)
+			m.PauseReopens = uint64(cm.pause_reopens)
+			m.PauseReopenErrors = uint64(cm.pause_reopen_errors)
 		}
 	}
 	e.life.RUnlock()

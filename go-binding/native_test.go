@@ -468,6 +468,9 @@ func TestPauseAccept(t *testing.T) {
 	if d := time.Since(t0); d < time.Second {
 		t.Errorf("PauseAccept returned after %v; the default linger is 1.5s", d)
 	}
+	if m := e.Metrics(); m.PauseLingers < 1 || m.PauseCloses < 1 || m.PauseDeferClears != m.PauseLingers {
+		t.Errorf("pause metrics: lingers %d, closes %d, clears %d", m.PauseLingers, m.PauseCloses, m.PauseDeferClears)
+	}
 	silent.send(get("/"))
 	if resp, body := silent.read("GET"); resp.StatusCode != 200 || body != "Hello, World!" {
 		t.Fatalf("silent client after the pause: %d %q", resp.StatusCode, body)

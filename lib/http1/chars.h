@@ -52,6 +52,14 @@ inline constexpr std::array<uint8_t, 256> kClass = make_classes();
 inline bool is(unsigned char c, uint8_t cls) { return (kClass[c] & cls) != 0; }
 inline bool is_ows(unsigned char c) { return c == ' ' || c == '\t'; }
 
+// The classes of eight bytes AND-ed, as a tree (a chain of eight ANDs is
+// eight cycles of latency).
+inline uint8_t and8(const unsigned char *b) {
+    const unsigned x = (kClass[b[0]] & kClass[b[1]]) & (kClass[b[2]] & kClass[b[3]]);
+    const unsigned y = (kClass[b[4]] & kClass[b[5]]) & (kClass[b[6]] & kClass[b[7]]);
+    return static_cast<uint8_t>(x & y);
+}
+
 // Length of the run of class-cls bytes at the start of p[0, n): eight bytes
 // per step (one test of their classes AND-ed) while all eight belong.
 inline size_t run_of(const char *p, size_t n, uint8_t cls) {
@@ -59,9 +67,7 @@ inline size_t run_of(const char *p, size_t n, uint8_t cls) {
     size_t i = 0;
     while (n - i >= 8) {
         const unsigned char *b = u + i;
-        uint8_t all = static_cast<uint8_t>(kClass[b[0]] & kClass[b[1]] & kClass[b[2]] & kClass[b[3]] & kClass[b[4]] &
-                                           kClass[b[5]] & kClass[b[6]] & kClass[b[7]]);
-        if (!(all & cls))
+        if (!(and8(b) & cls))
             break;
         i += 8;
     }
@@ -69,9 +75,7 @@ inline size_t run_of(const char *p, size_t n, uint8_t cls) {
     // bytes in one step (those before i were tested and belong).
     if (i >= 8 && i < n && n - i < 8) {
         const unsigned char *b = u + n - 8;
-        uint8_t all = static_cast<uint8_t>(kClass[b[0]] & kClass[b[1]] & kClass[b[2]] & kClass[b[3]] & kClass[b[4]] &
-                                           kClass[b[5]] & kClass[b[6]] & kClass[b[7]]);
-        if (all & cls)
+        if (and8(b) & cls)
             return n;
     }
     while (i < n && (kClass[u[i]] & cls))

@@ -14,8 +14,13 @@ namespace weir::http1 {
 namespace {
 
 inline void note(FieldKind k, uint32_t index, FieldSeen *seen) {
-    if (seen->count[k]++ == 0)
+    const uint32_t bit = 1u << k;
+    if (seen->any & bit) {
+        seen->multi |= bit;
+    } else {
+        seen->any |= bit;
         seen->first[k] = index;
+    }
 }
 
 inline void classify(const char *name, size_t n, uint32_t index, FieldSeen *seen) {
@@ -113,9 +118,8 @@ inline const char *name_end(const ScanOps &ops, const char *lo, const char *p, c
 // (no later byte can fix that), before it WEIR_E_INCOMPLETE.
 //
 // One pass per line: the name scan also meets the line's first byte (LF and
-// obs-fold whitespace end an empty name); the value scan starts right after
-// the colon (OWS is value bytes), and the OWS at both ends is trimmed inside
-// the bytes already scanned.
+// obs-fold whitespace end an empty name); the value scan starts right after the colon (OWS is value bytes), and the OWS
+// at both ends is trimmed inside the bytes already scanned.
 int parse_fields(const char *buf, size_t len, size_t pos, const FieldLimits &fl, weir_header_t *headers,
                  size_t *count, FieldSeen *seen) {
     const size_t end = len < fl.section_end ? len : fl.section_end;
@@ -139,60 +143,38 @@ int parse_fields(const char *buf, size_t len, size_t pos, const FieldLimits &fl,
             rc = *p == '\n' ? static_cast<int>(p + 1 - buf) : WEIR_E_BAD_LINE_ENDING;
             break;
         }
-        const char *const name = p;
-        size_t name_len = 0;
-        const char *value = nullptr;
-#ifdef WEIR_SSE2
-        // One load for the common line: a name of 1..15 bytes and its colon
-        // in the first 16 bytes, the start of the value tested from the same
-        // load; the value's next bytes sit at p + 16, an address that does
-        // not wait for the name's end. Anything else (a long name, an error,
-        // the field-count limit, the end of the input near) takes the general
-        // path below from the line's first byte, so the answers are its own.
-        if (ops.level != kScanScalar && e - p >= 16 && n != fl.max_fields) {
-            const __m128i b = load16(p);
-            const unsigned k = static_cast<unsigned>(__builtin_ctz(nontchar16(b) | 0x10000u));
-            if (k - 1 < 15 && p[k] == ':') {
-                name_len = k;
-                value = p + k + 1;
-                const unsigned vb = value_bad16(b) >> (k + 1);
-                p = vb ? value + __builtin_ctz(vb) : value_end(ops, buf, name + 16, e);
+        const char *name = p;
+        p = name_end(ops, buf, p, e);
+        if (p == name) [[unlikely]] {
+            // Not a field line: an error at its first byte.
+            unsigned char c = static_cast<unsigned char>(*p);
+            if (c == '\n') {
+                rc = WEIR_E_BAD_LINE_ENDING;
+                break;
             }
+            if (is_ows(c)) {
+                rc = WEIR_E_OBS_FOLD;
+                break;
+            }
+            rc = n == fl.max_fields ? WEIR_E_TOO_MANY_HEADERS : WEIR_E_BAD_HEADER_NAME;
+            break;
         }
-#endif
-        if (!value) {
-            p = name_end(ops, buf, p, e);
-            if (p == name) [[unlikely]] {
-                // Not a field line: an error at its first byte.
-                unsigned char c = static_cast<unsigned char>(*p);
-                if (c == '\n') {
-                    rc = WEIR_E_BAD_LINE_ENDING;
-                    break;
-                }
-                if (is_ows(c)) {
-                    rc = WEIR_E_OBS_FOLD;
-                    break;
-                }
-                rc = n == fl.max_fields ? WEIR_E_TOO_MANY_HEADERS : WEIR_E_BAD_HEADER_NAME;
-                break;
-            }
-            // The line began with a tchar: a field line, the first byte tells.
-            if (n == fl.max_fields) [[unlikely]] {
-                rc = WEIR_E_TOO_MANY_HEADERS;
-                break;
-            }
-            if (p == e) [[unlikely]] {
-                rc = out_code;
-                break;
-            }
-            if (*p != ':') [[unlikely]] {
-                rc = is_ows(static_cast<unsigned char>(*p)) ? WEIR_E_WS_BEFORE_COLON : WEIR_E_BAD_HEADER_NAME;
-                break;
-            }
-            name_len = static_cast<size_t>(p - name);
-            value = p + 1;
-            p = value_end(ops, buf, value, e);
+        // The line began with a tchar: a field line, the first byte tells.
+        if (n == fl.max_fields) [[unlikely]] {
+            rc = WEIR_E_TOO_MANY_HEADERS;
+            break;
         }
+        if (p == e) [[unlikely]] {
+            rc = out_code;
+            break;
+        }
+        if (*p != ':') [[unlikely]] {
+            rc = is_ows(static_cast<unsigned char>(*p)) ? WEIR_E_WS_BEFORE_COLON : WEIR_E_BAD_HEADER_NAME;
+            break;
+        }
+        const size_t name_len = static_cast<size_t>(p - name);
+        const char *value = p + 1;
+        p = value_end(ops, buf, value, e);
         if (e - p < 2 || p[0] != '\r' || p[1] != '\n') [[unlikely]] {
             if (p == e) {
                 rc = out_code;

@@ -53,9 +53,15 @@ enum FieldKind : uint32_t {
     kFieldUpgrade,
     kFieldKinds
 };
+// Two words to clear per request (a larger zeroed struct cost a `rep stos`
+// whose start-up showed in profiles); first[k] is meaningful only when k's
+// bit is in `any`.
 struct FieldSeen {
-    uint32_t count[kFieldKinds] = {};
-    uint32_t first[kFieldKinds] = {}; // index of the first field of each kind
+    uint32_t any = 0;   // bit k: at least one field of kind k
+    uint32_t multi = 0; // bit k: more than one
+    uint32_t first[kFieldKinds]; // index of the first field of each kind
+    bool has(FieldKind k) const { return (any >> k) & 1u; }
+    bool several(FieldKind k) const { return (multi >> k) & 1u; }
 };
 
 struct FieldLimits {

@@ -17,11 +17,14 @@ inline bool named(const weir_header_t &h, const char *lower, size_t n) {
 template <typename F>
 int for_each_element(const weir_header_t *h, size_t n, const FieldSeen &seen, FieldKind k, const char *lower,
                      size_t ln, F f) {
-    uint32_t left = seen.count[k];
-    for (size_t i = seen.first[k]; i < n && left > 0; i++) {
+    if (!seen.has(k))
+        return 0;
+    // With one field of the kind the walk ends after it; with several it
+    // goes on to the last field, taking those with the kind's name.
+    const size_t stop = seen.several(k) ? n : seen.first[k] + 1;
+    for (size_t i = seen.first[k]; i < stop; i++) {
         if (i != seen.first[k] && !named(h[i], lower, ln))
             continue;
-        left--;
         const char *p = h[i].value.ptr, *end = p + h[i].value.len;
         for (;;) {
             const char *e = p;
@@ -108,11 +111,11 @@ int transfer_encoding(const weir_header_t *h, size_t n, const FieldSeen &seen) {
 int check_semantics(weir_http1_request *req, const weir_header_t *h, size_t n, const FieldSeen &seen,
                     const weir_http1_limits &lim) {
     const bool v11 = req->version_minor == 1;
-    auto has = [&](FieldKind k) { return seen.count[k] != 0; };
+    auto has = [&](FieldKind k) { return seen.has(k); };
 
-    if (seen.count[kFieldHost] > 1)
+    if (seen.several(kFieldHost))
         return WEIR_E_DUPLICATE_HOST;
-    if (seen.count[kFieldHost] == 0) {
+    if (!seen.has(kFieldHost)) {
         if (v11)
             return WEIR_E_MISSING_HOST;
         req->host = {req->target.ptr, 0};
@@ -136,7 +139,7 @@ int check_semantics(weir_http1_request *req, const weir_header_t *h, size_t n, c
         // One field of 1..19 digits (no list, no overflow possible): the
         // answer of content_length() without its element walk.
         const weir_str_t &v = h[seen.first[kFieldContentLength]].value;
-        if (seen.count[kFieldContentLength] == 1 && v.len - 1 < 19 && run_of(v.ptr, v.len, kDigit) == v.len) {
+        if (!seen.several(kFieldContentLength) && v.len - 1 < 19 && run_of(v.ptr, v.len, kDigit) == v.len) {
             cl = 0;
             for (size_t i = 0; i < v.len; i++)
                 cl = cl * 10 + static_cast<uint64_t>(v.ptr[i] - '0');
