@@ -8,7 +8,6 @@
 #include "http1/parser.h"
 #include "http1/scan.h"
 
-
 namespace weir::http1 {
 
 namespace {
@@ -74,35 +73,30 @@ inline unsigned nontchar16(__m128i b) {
 #endif
 
 // First byte in [p, e) that is not a tchar (or e); lo as for value_end.
-// The first eight bytes go through the table with a branch each: most names
-// end there, and a predicted branch lets the CPU run ahead to the value,
-// which a vector result (a data dependency) does not. Longer names go on
-// sixteen bytes at a time.
+// With a vector level, 16 bytes a step: a name of up to 15 bytes ends in one
+// step with no branch on its length. (A table loop over the first eight bytes
+// was faster on one-field requests, where its exit branch is predicted, and
+// slower wherever names vary in length: the exit was then mispredicted about
+// once per field; see docs/parser.md.)
 inline const char *name_end(const ScanOps &ops, const char *lo, const char *p, const char *e) {
     auto tchar = [](const char *x) { return is(static_cast<unsigned char>(*x), kTchar); };
-    if (e - p >= 8) {
-        for (int i = 0; i < 8; i++)
-            if (!tchar(p + i))
-                return p + i;
-        p += 8;
 #ifdef WEIR_SSE2
-        if (ops.level != kScanScalar) {
-            while (e - p >= 16) {
-                unsigned m = nontchar16(load16(p));
-                if (m)
-                    return p + __builtin_ctz(m);
-                p += 16;
-            }
-            if (e - lo >= 16) {
-                unsigned m = nontchar16(load16(e - 16)) >> (16 - (e - p));
-                return m ? p + __builtin_ctz(m) : e;
-            }
+    if (ops.level != kScanScalar) {
+        while (e - p >= 16) {
+            unsigned m = nontchar16(load16(p));
+            if (m)
+                return p + __builtin_ctz(m);
+            p += 16;
         }
-#else
-        (void)ops;
-        (void)lo;
-#endif
+        if (e - lo >= 16) {
+            unsigned m = nontchar16(load16(e - 16)) >> (16 - (e - p));
+            return m ? p + __builtin_ctz(m) : e;
+        }
     }
+#else
+    (void)ops;
+    (void)lo;
+#endif
     // Unrolled: names are short, the loop bound costs as much as the lookup.
     while (e - p >= 4 && tchar(p) && tchar(p + 1) && tchar(p + 2) && tchar(p + 3))
         p += 4;
