@@ -115,14 +115,17 @@ struct Conn::State {
         parse_pos = end = 0;
         phase = kHead;
         cont_pending = false;
+        // Keep-alive connections come back here after every answer: touch
+        // only the slots used since the last reset (sequences start at 0).
+        uint32_t used = parse_seq < nslots ? parse_seq : nslots;
+        for (uint32_t i = 0; i < used; ++i) {
+            slots[i].state = kFree;
+            slots[i].answer.shrink_to(64 * 1024);
+        }
         write_seq = take_seq = parse_seq = taken = 0;
         arena_pos = arena_cur = 0;
         out.shrink_to(256 * 1024);
         sent = 0;
-        for (uint32_t i = 0; i < nslots; ++i) {
-            slots[i].state = kFree;
-            slots[i].answer.shrink_to(64 * 1024);
-        }
     }
 };
 
