@@ -260,4 +260,63 @@ bool valid_authority(const char *p, size_t n, bool need_port) {
     return port <= 65535;
 }
 
+#ifdef WEIR_SSE2
+namespace {
+// Bit i set when byte i of b is an ASCII letter, digit, '.' or '-' (the bytes
+// of nearly every Host), and in *colon when it is ':'.
+inline unsigned host_plain16(__m128i b, unsigned *colon, unsigned *digit) {
+    auto in = [](__m128i x, char lo, char span) {
+        __m128i d = _mm_sub_epi8(x, _mm_set1_epi8(lo));
+        return _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(span)), d);
+    };
+    __m128i dig = in(b, '0', 9);
+    __m128i alpha = in(_mm_or_si128(b, _mm_set1_epi8(0x20)), 'a', 25);
+    __m128i dd = _mm_or_si128(_mm_cmpeq_epi8(b, _mm_set1_epi8('.')), _mm_cmpeq_epi8(b, _mm_set1_epi8('-')));
+    __m128i col = _mm_cmpeq_epi8(b, _mm_set1_epi8(':'));
+    *colon = static_cast<unsigned>(_mm_movemask_epi8(col));
+    *digit = static_cast<unsigned>(_mm_movemask_epi8(dig));
+    return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(dig, alpha), _mm_or_si128(dd, col))));
+}
+} // namespace
+#endif
+
+// valid_authority(p, n, false) for a Host value. The usual value (letters,
+// digits, '.', '-', at most one ':' then at most five digits, 1..32 bytes) is
+// answered from one or two loads that end at the value's end; they start at
+// or after lo, the start of the buffer. Anything else takes valid_authority,
+// so the answer is the same for every input.
+bool valid_host(const char *lo, const char *p, size_t n) {
+#ifdef WEIR_SSE2
+    if (n - 1 < 32 && static_cast<size_t>(p - lo) + n >= 32) {
+        const char *const e = p + n;
+        unsigned c0, d0, c1, d1;
+        const unsigned ok0 = host_plain16(load16(e - 32), &c0, &d0);
+        const unsigned ok1 = host_plain16(load16(e - 16), &c1, &d1);
+        const unsigned sh = static_cast<unsigned>(32 - n);
+        const uint32_t ok = static_cast<uint32_t>((ok0 | ok1 << 16) >> sh);
+        const uint32_t colon = static_cast<uint32_t>((c0 | c1 << 16) >> sh);
+        const uint32_t digit = static_cast<uint32_t>((d0 | d1 << 16) >> sh);
+        const uint32_t all = n == 32 ? 0xFFFFFFFFu : (1u << n) - 1;
+        if (ok == all) {
+            if (colon == 0)
+                return true;
+            const unsigned at = static_cast<unsigned>(__builtin_ctz(colon));
+            const size_t port_len = n - at - 1;
+            // One colon, a non-empty host before it, only digits after it
+            // (64-bit shifts: the colon may be the 32nd byte).
+            const bool digits_after = (uint64_t{digit} >> (at + 1)) == (uint64_t{all} >> (at + 1));
+            if ((colon & (colon - 1)) == 0 && at > 0 && port_len <= 5 && digits_after) {
+                uint32_t port = 0;
+                for (size_t i = at + 1; i < n; i++)
+                    port = port * 10 + static_cast<uint32_t>(p[i] - '0');
+                return port <= 65535;
+            }
+        }
+    }
+#else
+    (void)lo;
+#endif
+    return valid_authority(p, n, false);
+}
+
 } // namespace weir::http1

@@ -78,6 +78,9 @@ int parse_fields(const char *buf, size_t len, size_t pos, const FieldLimits &fl,
 
 // uri-host [":" port] (RFC 9110 7.2), port required when need_port.
 bool valid_authority(const char *p, size_t n, bool need_port);
+// valid_authority(p, n, false), faster for usual Host values; lo is the
+// start of the buffer p points into (loads may start anywhere from lo).
+bool valid_host(const char *lo, const char *p, size_t n);
 
 // The checks that need the whole head (Host, framing, Expect, Connection),
 // filling req's host, body_kind, content_length and flags (semantics.cc).

@@ -121,7 +121,7 @@ int check_semantics(weir_http1_request *req, const weir_header_t *h, size_t n, c
         req->host = {req->target.ptr, 0};
     } else {
         const weir_str_t &v = h[seen.first[kFieldHost]].value;
-        if (v.len != 0 && !valid_authority(v.ptr, v.len, false))
+        if (v.len != 0 && !valid_host(req->method.ptr, v.ptr, v.len))
             return WEIR_E_BAD_HOST;
         req->host = v;
     }

@@ -37,6 +37,57 @@ static void test_semantics_host_syntax(void **) {
     }
 }
 
+// valid_host (the Host fast path: one or two loads ending at the value's
+// end) answers as valid_authority for every byte at every position of values
+// of 1..34 bytes, with and without a colon and port, in exact-size heap
+// buffers where the value starts at the buffer's start (no room for the loads:
+// the general path) or far enough in.
+static void test_semantics_host_fast_path(void **) {
+    auto same = [](const std::string &v, size_t off) {
+        std::string all = std::string(off, 'x') + v;
+        char *buf = static_cast<char *>(malloc(all.size()));
+        memcpy(buf, all.data(), all.size());
+        bool want = weir::http1::valid_authority(buf + off, v.size(), false);
+        bool got = weir::http1::valid_host(buf, buf + off, v.size());
+        free(buf);
+        if (want != got)
+            fail_msg("host \"%s\" at %zu: valid_authority %d, valid_host %d", v.c_str(), off, want, got);
+        return want;
+    };
+    assert_true(same("example.com", 20));
+    assert_true(same("api.example.com:8443", 20));
+    assert_true(same("A-Z.0:65535", 20));
+    assert_true(same("h:00080", 20));
+    assert_true(same("h:", 20));
+    assert_false(same("h:65536", 20));
+    assert_false(same("h:123456", 20));
+    assert_false(same("a:1:2", 20));
+    assert_false(same(":80", 20));
+    assert_true(same(std::string(32, 'a'), 0));
+    assert_true(same(std::string(27, 'a') + ":8080", 40));
+    assert_false(same(std::string(26, 'a') + ":80800", 40));
+    for (size_t n = 1; n <= 34; n++) {
+        for (int colon = -1; colon < 7; colon++) {
+            std::string base(n, 'k');
+            for (size_t i = 0; i < n; i += 3)
+                base[i] = "a.-Z9"[i % 5];
+            if (colon >= 0 && static_cast<size_t>(colon) < n) {
+                size_t at = n - 1 - static_cast<size_t>(colon);
+                base[at] = ':';
+                for (size_t i = at + 1; i < n; i++)
+                    base[i] = "65536"[(i - at - 1) % 5];
+            }
+            for (size_t pos = 0; pos < n; pos++)
+                for (int c = 0; c < 256; c++) {
+                    std::string v = base;
+                    v[pos] = static_cast<char>(c);
+                    same(v, 0);
+                    same(v, 33);
+                }
+        }
+    }
+}
+
 static void test_semantics_content_length(void **) {
     weir_http1_request r = head(H11("Host: a\r\nContent-Length: 42\r\n"));
     assert_int_equal(r.body_kind, WEIR_BODY_LENGTH);
@@ -137,6 +188,7 @@ static void test_semantics_upgrade(void **) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_semantics_host_required),      cmocka_unit_test(test_semantics_host_syntax),
+        cmocka_unit_test(test_semantics_host_fast_path),
         cmocka_unit_test(test_semantics_content_length),     cmocka_unit_test(test_semantics_transfer_encoding),
         cmocka_unit_test(test_semantics_expect),             cmocka_unit_test(test_semantics_connection),
         cmocka_unit_test(test_semantics_upgrade),
