@@ -359,6 +359,21 @@ void Worker::fold(Slot &s) {
 }
 
 // Closes the fd; the Conn stays (a zombie) while exchanges are outstanding.
+// After an error answer the peer may still be sending the request we
+// refused; closing with those bytes unread makes the kernel answer with a
+// reset, which can destroy the error answer before the peer reads it. So send
+// FIN first and discard what has already arrived (bounded: later bytes still
+// draw a reset, but the answer and the FIN are ahead of them).
+void Worker::drain_before_close(int fd) {
+    ::shutdown(fd, SHUT_WR);
+    char sink[4096];
+    for (int i = 0; i < 64; i++) {
+        ssize_t n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+        if (n <= 0)
+            break;
+    }
+}
+
 void Worker::close_fd(Slot &s, uint32_t reason) {
     if (s.fd < 0)
         return;
@@ -369,6 +384,8 @@ void Worker::close_fd(Slot &s, uint32_t reason) {
     // reads consistent metrics.
     metrics.close(reason);
     metrics.sub(M_CONNECTIONS_OPEN);
+    if (reason == WEIR_CLOSE_BAD_REQUEST && !s.broken && !linger_hooks().skip_error_drain.load())
+        drain_before_close(s.fd);
     ::close(s.fd);
     s.fd = -1;
     s.gone.store(true, std::memory_order_release);

@@ -176,6 +176,7 @@ class Worker {
     void admit(int fd, const sockaddr_storage &peer, socklen_t len);
     bool hand_off(int fd, const sockaddr_storage &peer, socklen_t len);
     void close_fd(Slot &s, uint32_t reason);
+    static void drain_before_close(int fd);
     void fold(Slot &s);
     Slot *alloc_slot();
     void free_slot(Slot &s);
