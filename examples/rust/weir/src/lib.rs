@@ -316,6 +316,24 @@ impl Engine {
         Ok(m)
     }
 
+    /// Starts a pause and returns at once: each listener stops deferring
+    /// accepts, keeps accepting for the linger (1.5 s by default), then closes.
+    pub fn begin_pause(&self) -> Result<()> {
+        check(unsafe { sys::weir_engine_begin_pause(self.raw) }).map(|_| ())
+    }
+
+    /// Pauses and waits until every listener has closed. A resume during the
+    /// wait ends it with ECANCELED (-125), a shutdown with `WEIR_E_SHUTDOWN`.
+    /// Never call it from a handler: it waits for the loops.
+    pub fn pause(&self) -> Result<()> {
+        check(unsafe { sys::weir_engine_pause(self.raw) }).map(|_| ())
+    }
+
+    /// Accepts again: a lingering listener keeps its fd; a closed one reopens.
+    pub fn resume(&self) -> Result<()> {
+        check(unsafe { sys::weir_engine_resume(self.raw) }).map(|_| ())
+    }
+
     /// Stops accepting, lets in-flight exchanges finish within `grace`, closes
     /// the rest and joins the loop threads. Repeated calls are harmless.
     pub fn shutdown(&mut self, grace: Duration) -> Result<()> {

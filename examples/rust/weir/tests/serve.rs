@@ -83,3 +83,25 @@ fn a_busy_port_is_an_error_with_a_name() {
     assert_eq!(err.name(), "EADDRINUSE", "{err}");
     drop(holder);
 }
+
+#[test]
+fn a_silent_client_survives_a_pause() {
+    let mut engine = Engine::builder().workers(1).serve(|_| Response::text(200, "Hello, World!")).expect("engine");
+    let addr = engine.local_addr().expect("addr");
+    // Connected, nothing sent: with TCP_DEFER_ACCEPT the engine cannot see it yet.
+    let mut silent = TcpStream::connect(addr).expect("connect");
+    silent.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let t0 = std::time::Instant::now();
+    engine.pause().expect("pause");
+    assert!(t0.elapsed() >= Duration::from_secs(1), "the linger lasts 1.5 s: {:?}", t0.elapsed());
+    write!(silent, "GET / HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    silent.read_to_string(&mut out).expect("the silent client is served after the pause");
+    assert!(out.starts_with("HTTP/1.1 200") && out.ends_with("Hello, World!"), "{out}");
+    assert!(TcpStream::connect(addr).is_err(), "listeners are closed after the pause");
+    let m = engine.metrics().expect("metrics");
+    assert!(m.pause_lingers >= 1 && m.pause_closes >= 1, "lingers {} closes {}", m.pause_lingers, m.pause_closes);
+    engine.resume().expect("resume");
+    engine.shutdown(Duration::from_secs(1)).expect("shutdown");
+}
