@@ -2,21 +2,13 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
+
+#include "http1/chars.h"
 
 namespace weir::http1 {
 namespace {
-
-bool is_tchar(unsigned char c) {
-    // RFC 9110 token characters.
-    static const char extra[] = "!#$%&'*+-.^_`|~";
-    if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-        return true;
-    for (const char *e = extra; *e; ++e)
-        if (c == static_cast<unsigned char>(*e))
-            return true;
-    return false;
-}
 
 bool ieq(weir_str_t s, const char *lit) {
     size_t n = std::strlen(lit);
@@ -113,7 +105,7 @@ int validate_answer(int status, const weir_header_t *headers, size_t num_headers
         if (!h.name.ptr || h.name.len == 0 || (h.value.len && !h.value.ptr))
             return -EINVAL;
         for (size_t j = 0; j < h.name.len; ++j)
-            if (!is_tchar(static_cast<unsigned char>(h.name.ptr[j])))
+            if (!is(static_cast<unsigned char>(h.name.ptr[j]), kTchar))
                 return -EINVAL;
         for (size_t j = 0; j < h.value.len; ++j) {
             unsigned char c = static_cast<unsigned char>(h.value.ptr[j]);

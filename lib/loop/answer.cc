@@ -1,39 +1,11 @@
 #include "loop/answer.h"
 
-#include <strings.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
 namespace weir {
-
-namespace {
-
-bool reserved_name(const weir_str_t &n) {
-    static const char *const kNames[] = {"content-length", "transfer-encoding", "connection", "date"};
-    for (const char *r : kNames)
-        if (n.len == std::strlen(r) && strncasecmp(n.ptr, r, n.len) == 0)
-            return true;
-    return false;
-}
-
-} // namespace
-
-int validate_answer(int status, const weir_header_t *h, size_t nh, const void *body, size_t len) {
-    if (status < 200 || status > 999)
-        return -EINVAL;
-    if ((nh && !h) || (len && !body))
-        return -EINVAL;
-    for (size_t i = 0; i < nh; i++) {
-        if ((h[i].name.len && !h[i].name.ptr) || (h[i].value.len && !h[i].value.ptr) || h[i].name.len == 0)
-            return -EINVAL;
-        if (reserved_name(h[i].name))
-            return -EINVAL;
-    }
-    return 0;
-}
 
 AnswerPool::~AnswerPool() {
     while (free_) {

@@ -52,8 +52,4 @@ class AnswerPool {
     size_t count_ = 0;
 };
 
-// The argument rules weir_respond enforces before an answer is posted, so a
-// foreign caller gets -EINVAL at once. Returns 0 or -EINVAL.
-int validate_answer(int status, const weir_header_t *h, size_t nh, const void *body, size_t len);
-
 } // namespace weir

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "http1/response.h"
 #include "loop/engine.h"
 #include "loop/linger.h"
 
@@ -585,7 +586,9 @@ int Worker::respond(Exchange *x, int status, const weir_header_t *h, size_t nh, 
         mark_dirty(s);
         return rc;
     }
-    int rc = validate_answer(status, h, nh, body, len);
+    // The same rules Conn::respond applies, so a foreign caller gets -EINVAL
+    // at once rather than an answer the connection would refuse later.
+    int rc = http1::validate_answer(status, h, nh, body, len);
     if (rc < 0)
         return rc;
     if (finished())
@@ -627,8 +630,8 @@ void Worker::apply(Answer *a) {
     Slot &s = *static_cast<Slot *>(a->x->user);
     int rc = s.conn().respond(a->x, a->status, a->headers, a->num_headers, a->body, a->body_len, a->flags);
     if (rc == -EINVAL) {
-        // validate_answer let through something Conn refuses (CR/LF in a
-        // field, say): the exchange still needs an answer.
+        // Checked before posting, so this is a bug, not bad input: the
+        // exchange still needs an answer.
         log_once(LOG_BAD_ANSWER, "a deferred answer was refused by the connection; answered 500");
         s.conn().respond(a->x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
     }

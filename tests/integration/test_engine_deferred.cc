@@ -100,6 +100,11 @@ void test_deferred_bad_answer_refused_at_once(void **) {
         weir_header_t h = {{"Content-Length", 14}, {"1", 1}};
         assert_int_equal(weir_respond(ex, 200, &h, 1, nullptr, 0, 0), -EINVAL);
         assert_int_equal(weir_respond(ex, 99, nullptr, 0, nullptr, 0, 0), -EINVAL);
+        // The connection's own rules hold across threads too: no CR/LF smuggled in.
+        weir_header_t crlf = {{"X-A", 3}, {"a\r\nX-Evil: 1", 14}};
+        assert_int_equal(weir_respond(ex, 200, &crlf, 1, nullptr, 0, 0), -EINVAL);
+        weir_header_t badname = {{"X A", 3}, {"v", 1}};
+        assert_int_equal(weir_respond(ex, 200, &badname, 1, nullptr, 0, 0), -EINVAL);
         weir_header_t ok = {{"X-A", 3}, {"b", 1}};
         assert_int_equal(weir_respond(ex, 201, &ok, 1, "k", 1, 0), 0);
     });
