@@ -145,10 +145,11 @@ uninstall:
 
 # ---- fuzzing (clang + libFuzzer, ASan + UBSan)
 FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Ilib
-# Only the pure parts: capi/engine.cc and friends pull in the loop and backends.
-FUZZ_LIB_SRCS := $(filter lib/http1/% lib/conn/% lib/util/% capi/errors.cc capi/http1.cc,$(LIB_SRCS))
+# Only the pure parts of lib/ (never capi/: lib/ stands on its own); the
+# oracles in fuzz/oracle/ call lib/http1 and lib/conn directly.
+FUZZ_LIB_SRCS := $(filter lib/http1/% lib/conn/% lib/util/%,$(LIB_SRCS))
 
-FUZZ_HEADERS := $(shell find include lib -name '*.h')
+FUZZ_HEADERS := $(shell find include lib fuzz/oracle -name '*.h')
 
 build/fuzz/%: fuzz/%.cc $(FUZZ_LIB_SRCS) $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)

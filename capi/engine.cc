@@ -6,7 +6,9 @@
 #include <cstring>
 
 #include "guard.h"
+#include "loop/config.h"
 #include "loop/engine.h"
+#include "util/codes.h"
 #include "weir.h"
 
 using weir::Engine;
@@ -25,28 +27,8 @@ Worker *owner_of(Exchange *x) {
 } // namespace
 
 WEIR_EXPORT void weir_config_init(weir_config *cfg) {
-    if (!cfg)
-        return;
-    std::memset(cfg, 0, sizeof *cfg);
-    cfg->size = sizeof *cfg;
-    cfg->port = 0;
-    cfg->host = "127.0.0.1";
-    cfg->backend = WEIR_BACKEND_EPOLL;
-    cfg->workers = 0;
-    cfg->mode = WEIR_MODE_INLINE;
-    cfg->accept_batch = 16;
-    cfg->backlog = 1024;
-    cfg->defer_accept = 1;
-    cfg->linger_ms = 1500;
-    cfg->tcp_nodelay = 1;
-    cfg->read_buffer_size = 16384;
-    cfg->max_output_bytes = 4194304;
-    cfg->max_connections = 10000;
-    cfg->max_pipeline = 64;
-    cfg->header_timeout_ms = 10000;
-    cfg->idle_timeout_ms = 60000;
-    cfg->write_timeout_ms = 30000;
-    weir_http1_limits_init(&cfg->limits);
+    if (cfg)
+        weir::config_defaults(cfg);
 }
 
 WEIR_EXPORT int weir_engine_create(const weir_config *cfg, weir_engine **out) {
@@ -145,13 +127,8 @@ WEIR_EXPORT int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t m
 }
 
 WEIR_EXPORT const char *weir_close_reason_name(uint32_t reason) {
-    static const char *const kNames[WEIR_CLOSE_REASONS] = {
-        "peer",         "not_keep_alive", "bad_request", "header_timeout", "idle_timeout", "write_timeout",
-        "output_limit", "io_error",       "max_connections", "shutdown",   "handler",      "resource",
-    };
-    if (reason >= WEIR_CLOSE_REASONS || !kNames[reason])
-        return "unknown";
-    return kNames[reason];
+    const char *n = weir::close_reason_name(reason);
+    return n ? n : "unknown";
 }
 
 WEIR_EXPORT const weir_request *weir_exchange_request(weir_exchange *ex) { return ex ? &X(ex)->req : nullptr; }

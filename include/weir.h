@@ -408,7 +408,8 @@ WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max,
 #define WEIR_CLOSE_PEER 0            /* the peer closed or reset                         */
 #define WEIR_CLOSE_NOT_KEEP_ALIVE 1  /* Connection: close, HTTP/1.0 without keep-alive  */
 #define WEIR_CLOSE_BAD_REQUEST 2     /* a parse error was answered (4xx/5xx), then close */
-#define WEIR_CLOSE_HEADER_TIMEOUT 3  /* head or body did not arrive in time             */
+#define WEIR_CLOSE_HEADER_TIMEOUT 3  /* a head (or body) started, did not complete in time:
+                                        answered 408, then closed                      */
 #define WEIR_CLOSE_IDLE_TIMEOUT 4    /* keep-alive wait ran out                          */
 #define WEIR_CLOSE_WRITE_TIMEOUT 5   /* output made no progress in time                 */
 #define WEIR_CLOSE_OUTPUT_LIMIT 6    /* unsent output passed max_output_bytes           */
@@ -417,6 +418,7 @@ WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max,
 #define WEIR_CLOSE_SHUTDOWN 9        /* engine shutdown closed it                        */
 #define WEIR_CLOSE_HANDLER 10        /* the handler's answer asked for close            */
 #define WEIR_CLOSE_RESOURCE 11       /* out of memory or buffers for this connection    */
+#define WEIR_CLOSE_SILENT 12         /* connected, sent no byte within header_timeout_ms */
 #define WEIR_CLOSE_REASONS 16
 
 /* A static name for a close reason ("peer", "bad_request", ...); "unknown"

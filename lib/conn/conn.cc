@@ -6,7 +6,9 @@
 #include <cstring>
 #include <new>
 
+#include "http1/parser.h"
 #include "http1/response.h"
+#include "util/codes.h"
 #include "util/bytes.h"
 
 namespace weir {
@@ -296,8 +298,8 @@ void Conn::parse() {
                 s.arena_pos = 0;
             }
             s.head.size = sizeof s.head;
-            int rc = weir_http1_parse_request(s.buf + s.parse_pos, s.end - s.parse_pos, &lim, &s.head,
-                                              s.arena + s.arena_pos, lim.max_headers);
+            int rc = http1::parse_request(s.buf + s.parse_pos, s.end - s.parse_pos, lim, &s.head,
+                                          s.arena + s.arena_pos, lim.max_headers);
             if (rc == WEIR_E_INCOMPLETE)
                 return;
             if (rc < 0) {
@@ -311,7 +313,7 @@ void Conn::parse() {
                 s.phase = kBodyLength;
             } else if (s.head.body_kind == WEIR_BODY_CHUNKED) {
                 s.phase = kBodyChunked;
-                weir_http1_chunked_init(&s.dec, &lim);
+                http1::chunked_init(&s.dec, lim);
                 s.raw_pos = s.data_end = s.head_end;
             } else {
                 complete(s.head_end, 0, 0);
@@ -330,8 +332,8 @@ void Conn::parse() {
         }
         // Chunked: decode in place; data only ever moves towards the head.
         size_t used = 0, produced = 0;
-        int rc = weir_http1_chunked_decode(&s.dec, s.buf + s.raw_pos, s.end - s.raw_pos, &used,
-                                           s.buf + s.data_end, &produced);
+        int rc = http1::chunked_decode(&s.dec, s.buf + s.raw_pos, s.end - s.raw_pos, &used, s.buf + s.data_end,
+                                       &produced);
         s.raw_pos += used;
         s.data_end += produced;
         if (rc == WEIR_E_INCOMPLETE) {
@@ -345,8 +347,8 @@ void Conn::parse() {
         // Trailer bytes lie after every data byte, so decoding did not touch them.
         int nt = 0;
         if (s.dec.num_trailers) {
-            nt = weir_http1_parse_trailers(s.buf + s.head_end + s.dec.trailer_off, s.dec.trailer_len, &lim,
-                                           s.arena + s.arena_cur + s.head.num_headers, lim.max_trailers);
+            nt = http1::parse_trailers(s.buf + s.head_end + s.dec.trailer_off, s.dec.trailer_len, lim,
+                                       s.arena + s.arena_cur + s.head.num_headers, lim.max_trailers);
             if (nt < 0) {
                 refuse(nt);
                 return;
@@ -395,7 +397,7 @@ void Conn::complete(size_t body_off, size_t body_len, uint32_t num_trailers) {
 void Conn::refuse(int rc) {
     State &s = *st_;
     Slot &sl = s.slot(s.parse_seq);
-    int status = weir_http1_status(rc);
+    int status = code_status(rc);
     sl.state = kError;
     sl.error_status = status ? status : 400;
     sl.x.conn = this;

@@ -31,7 +31,7 @@ class ConnPool;
 class Conn;
 
 struct ConnSettings {
-    weir_http1_limits limits;       // parser limits, max_body included
+    weir_http1_limits limits;       // parser limits, max_body included; resolved (http1::limits_resolve)
     uint32_t read_buffer_size = 16384; // pooled block size; larger heads/bodies grow a private buffer
     uint32_t max_pipeline = 64;     // requests parsed ahead of their answers
     uint32_t max_output_bytes = 4u << 20; // unsent output past this closes (WEIR_CLOSE_OUTPUT_LIMIT)

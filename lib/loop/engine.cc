@@ -9,6 +9,9 @@
 #include <cstddef>
 #include <cstring>
 
+#include "http1/parser.h"
+#include "loop/config.h"
+
 namespace weir {
 
 int64_t mono_ms() {
@@ -24,7 +27,7 @@ int Engine::create(const weir_config *cfg, Engine **out) {
     if (cfg->size < offsetof(weir_config, user))
         return -EINVAL;
     std::unique_ptr<Engine> e(new Engine);
-    weir_config_init(&e->cfg_);
+    config_defaults(&e->cfg_);
     std::memcpy(&e->cfg_, cfg, cfg->size < sizeof(weir_config) ? cfg->size : sizeof(weir_config));
     weir_config &c = e->cfg_;
     c.size = sizeof(weir_config);
@@ -44,7 +47,7 @@ int Engine::create(const weir_config *cfg, Engine **out) {
     e->host_ = c.host;
     c.host = e->host_.c_str();
     if (c.limits.size == 0)
-        weir_http1_limits_init(&c.limits);
+        http1::limits_default(&c.limits);
     if (c.limits.size != sizeof(weir_http1_limits))
         return -EINVAL;
     uint32_t n = c.workers;
@@ -55,7 +58,7 @@ int Engine::create(const weir_config *cfg, Engine **out) {
     if (n > 1024)
         return -EINVAL;
     c.workers = n;
-    e->settings_.limits = c.limits;
+    http1::limits_resolve(&c.limits, &e->settings_.limits); // clamped once, for every Conn
     e->settings_.read_buffer_size = c.read_buffer_size;
     e->settings_.max_pipeline = c.max_pipeline;
     e->settings_.max_output_bytes = c.max_output_bytes;

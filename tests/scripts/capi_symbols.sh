@@ -55,6 +55,17 @@ nm --defined-only "$a" 2>/dev/null | awk '$2 == "T" {print $3}' | sort -u >"$tmp
 smissing=$(comm -23 "$tmp/declared" "$tmp/static")
 [[ -z $smissing ]] || bad "declared in weir.h but not defined in $a:" $smissing
 
+# Every weir code and close reason of weir.h has its line in lib/util/codes.h
+# (the one list weir_strerror, weir_err_name, weir_http1_status and
+# weir_close_reason_name read), and the list names nothing weir.h lacks.
+for kind in E CLOSE; do
+    sed -nE "s/^#define (WEIR_${kind}_[A-Z0-9_]+) .*/\1/p" include/weir.h |
+        grep -vE '^WEIR_(E_BASE|E_LAST|CLOSE_REASONS)$' | sort >"$tmp/h_$kind"
+    grep -oE "X\((WEIR_${kind}_[A-Z0-9_]+)," lib/util/codes.h | sed -E 's/X\(|,//g' | sort >"$tmp/l_$kind"
+    d=$(comm -3 "$tmp/h_$kind" "$tmp/l_$kind" | tr -d '\t' | tr '\n' ' ')
+    [[ -z $d ]] || bad "weir.h and lib/util/codes.h disagree on WEIR_${kind}_*: $d"
+done
+
 if [[ $fail == 0 ]]; then
     echo "ok    $(wc -l <"$tmp/exported") exported functions == declared; SONAME $soname; nodes: $(tr '\n' ' ' <"$tmp/nodes")"
 fi

@@ -1,7 +1,6 @@
 // Replays every seed in fuzz/corpus/conn through the conn fuzzer's own
 // split-invariance oracle, so a regression fails without clang.
-#define WEIR_FUZZ_NO_ENTRY
-#include "../../../fuzz/conn.cc"
+#include "../../../fuzz/oracle/conn.h"
 
 #include <dirent.h>
 

@@ -2,7 +2,7 @@
 // every prefix (each answers WEIR_E_INCOMPLETE or exactly the whole answer,
 // views included), and with the scalar scan pinned; every chunked case runs
 // whole, in place, split at every 2-way boundary and in 1-byte pieces. The
-// oracles are the fuzzers' own (fuzz/parser.cc, fuzz/chunked.cc).
+// oracles are the fuzzers' own (fuzz/oracle/parser.h, fuzz/oracle/chunked.h).
 #pragma once
 
 #include <stdarg.h>
@@ -15,9 +15,8 @@ extern "C" { // cmocka 1.1.5's header declares its functions without C linkage
 
 #include <string>
 
-#define WEIR_FUZZ_NO_ENTRY 1
-#include "../../../fuzz/chunked.cc"
-#include "../../../fuzz/parser.cc"
+#include "../../../fuzz/oracle/chunked.h"
+#include "../../../fuzz/oracle/parser.h"
 #include "http1/parser.h"
 #include "http1/scan.h"
 #include "weir.h"

@@ -188,6 +188,7 @@ pub const WEIR_CLOSE_MAX_CONNECTIONS: u32 = 8;
 pub const WEIR_CLOSE_SHUTDOWN: u32 = 9;
 pub const WEIR_CLOSE_HANDLER: u32 = 10;
 pub const WEIR_CLOSE_RESOURCE: u32 = 11;
+pub const WEIR_CLOSE_SILENT: u32 = 12;
 pub const WEIR_CLOSE_REASONS: usize = 16;
 
 #[repr(C)]

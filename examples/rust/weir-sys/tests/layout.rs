@@ -147,6 +147,7 @@ fn constants_match_the_header() {
         WEIR_CLOSE_SHUTDOWN,
         WEIR_CLOSE_HANDLER,
         WEIR_CLOSE_RESOURCE,
+        WEIR_CLOSE_SILENT,
         WEIR_CLOSE_REASONS,
         WEIR_RESPOND_CLOSE,
         AF_INET,

@@ -1,0 +1,107 @@
+// The conn fuzz target's oracle: the connection state machine fed one byte stream under a
+// random split schedule must write exactly what it writes when fed whole
+// (100 Continue aside: it is owed only while a body has not yet arrived).
+// Input: byte 0 = number of schedule bytes (mod 32), then the schedule (each
+// byte a piece length 1..256), then the stream. Answers go out in reverse
+// order within each batch on the split side, to exercise reordering.
+// The oracle lives in this header so fuzz/conn.cc (the libFuzzer entry) and
+// tests/unit/conn/test_conn_corpus.cc (which replays fuzz/corpus/conn) share it.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "conn/conn.h"
+#include "http1/parser.h"
+
+namespace conn_fuzz {
+
+inline std::string run(const uint8_t *data, size_t size, const std::vector<size_t> &cuts, bool reverse,
+                       const char **err) {
+    weir::ConnSettings s;
+    weir::http1::limits_default(&s.limits);
+    s.limits.max_body = 4096;
+    s.read_buffer_size = 256;
+    s.max_pipeline = 4;
+    s.max_output_bytes = 1 << 20;
+    weir::ConnPool pool(s);
+    weir::Conn c(s, pool, 1);
+    std::string out;
+    size_t off = 0, ci = 0;
+    for (int rounds = 0; rounds < 100000; ++rounds) {
+        size_t piece = ci < cuts.size() ? cuts[ci++] : size - off;
+        size_t stop = off + piece > size ? size : off + piece;
+        while (off < stop) {
+            iovec sp = c.read_space();
+            if (sp.iov_len == 0)
+                break;
+            size_t n = stop - off < sp.iov_len ? stop - off : sp.iov_len;
+            std::memcpy(sp.iov_base, data + off, n);
+            c.on_read(n);
+            off += n;
+        }
+        std::vector<weir::Exchange *> batch;
+        while (weir::Exchange *x = c.take_request())
+            batch.push_back(x);
+        if (reverse)
+            std::reverse(batch.begin(), batch.end());
+        for (weir::Exchange *x : batch) {
+            std::string body = std::string(x->req.method.ptr, x->req.method.len) + " " +
+                               std::string(x->req.target.ptr, x->req.target.len) + " " +
+                               std::string(x->req.body.ptr, x->req.body.len);
+            for (uint32_t i = 0; i < x->req.num_trailers; ++i)
+                body.append(x->req.trailers[i].value.ptr, x->req.trailers[i].value.len);
+            if (c.respond(x, 200, nullptr, 0, body.data(), body.size(), 0) != 0)
+                *err = "respond refused a valid answer";
+        }
+        iovec iov[2];
+        while (size_t k = c.output_iov(iov, 2)) {
+            size_t t = 0;
+            for (size_t i = 0; i < k; ++i) {
+                out.append(static_cast<char *>(iov[i].iov_base), iov[i].iov_len);
+                t += iov[i].iov_len;
+            }
+            c.on_written(t);
+        }
+        if (c.wants_close() || (off >= size && batch.empty()))
+            break;
+    }
+    size_t p;
+    while ((p = out.find("HTTP/1.1 100 Continue\r\n\r\n")) != std::string::npos)
+        out.erase(p, 25);
+    // Dates may tick between the two runs.
+    p = 0;
+    while ((p = out.find("\r\nDate: ", p)) != std::string::npos) {
+        out.erase(p + 8, 29);
+        p += 8;
+    }
+    return out;
+}
+
+// nullptr when whole and split runs agree, else what went wrong.
+inline const char *one(const uint8_t *data, size_t size) {
+    if (size < 1)
+        return nullptr;
+    size_t k = data[0] % 32;
+    if (size < 1 + k)
+        return nullptr;
+    std::vector<size_t> cuts;
+    for (size_t i = 0; i < k; ++i)
+        cuts.push_back(size_t{data[1 + i]} + 1);
+    const uint8_t *stream = data + 1 + k;
+    size_t n = size - 1 - k;
+    const char *err = nullptr;
+    std::string whole = run(stream, n, {}, false, &err);
+    std::string split = run(stream, n, cuts, true, &err);
+    if (err)
+        return err;
+    if (whole != split)
+        return "split schedule changed the output";
+    return nullptr;
+}
+
+} // namespace conn_fuzz
