@@ -78,6 +78,11 @@ $(B)/obj/%.o: %.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
+# The test fixtures see cmocka (tests/cmocka_cxx.h): they skip a test themselves.
+$(B)/obj/tests/support/%.o: tests/support/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -MMD -MP -c $< -o $@
+
 $(STATIC): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
@@ -107,7 +112,12 @@ $(B)/tests/capi/%: tests/capi/%.c $(SO_LINK)
 	@mkdir -p $(dir $@)
 	$(CC) -Iinclude $(CFLAGS) -MMD -MP -o $@ $< -L$(B)/lib -Wl,-rpath,$(CURDIR)/$(B)/lib -lweir -lcmocka
 
-tests: $(TEST_BINS)
+# scripts/run-tests asks it which backends exist before running integration tests on each.
+$(B)/tests/support/backend_probe: tests/support/backend_probe.c $(SO_LINK)
+	@mkdir -p $(dir $@)
+	$(CC) -Iinclude $(CFLAGS) -o $@ $< -L$(B)/lib -Wl,-rpath,$(CURDIR)/$(B)/lib -lweir
+
+tests: $(TEST_BINS) $(B)/tests/support/backend_probe
 
 $(B)/bin/%: examples/c/%.c $(wildcard examples/c/*.h) $(SO_LINK)
 	@mkdir -p $(dir $@)

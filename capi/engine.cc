@@ -19,10 +19,7 @@ namespace {
 
 Engine *E(weir_engine *e) { return reinterpret_cast<Engine *>(e); }
 Exchange *X(weir_exchange *x) { return reinterpret_cast<Exchange *>(x); }
-Worker *owner_of(Exchange *x) {
-    auto *s = static_cast<weir::Slot *>(x->user);
-    return s ? s->worker : nullptr;
-}
+Worker *owner_of(Exchange *x) { return weir::exchange_worker(x); }
 
 } // namespace
 
@@ -136,12 +133,7 @@ WEIR_EXPORT const weir_request *weir_exchange_request(weir_exchange *ex) { retur
 WEIR_EXPORT int weir_exchange_peer(weir_exchange *ex, struct sockaddr_storage *ss, socklen_t *len) {
     if (!ex || !ss || !len)
         return -EINVAL;
-    auto *s = static_cast<weir::Slot *>(X(ex)->user);
-    if (!s)
-        return -EINVAL;
-    *ss = s->peer;
-    *len = s->peer_len;
-    return 0;
+    return weir::exchange_peer(X(ex), ss, len);
 }
 
 WEIR_EXPORT int weir_respond(weir_exchange *ex, int status, const weir_header_t *headers, size_t num_headers,

@@ -1,28 +1,42 @@
 // The per-connection HTTP/1.1 state machine: bytes in, actions out, no I/O.
 //
 // The backend (epoll, io_uring) owns the socket and asks the Conn what to do:
-//   read:    iovec s = c.read_space(); n = read(fd, s); c.on_read(n) / c.on_eof()
+//   read:    iovec s = c.read_space(); ...; c.on_read(n)      (n == 0: nothing came)
+//            or, from a buffer the backend lends: k = c.take_bytes(p, n)
 //   handle:  while (Exchange *x = c.take_request()) hand x to the application
 //   answer:  c.respond(x, ...)   (any order; answers leave in request order)
-//   write:   n = c.output_iov(iov, k); w = writev(fd, iov, n); c.on_written(w)
-//   close:   when c.wants_close() and c.output_pending() == 0, close the fd
-//            with c.close_reason(); free the Conn when c.outstanding() == 0.
+//   write:   k = c.output_iov(iov, max); ...; c.on_written(w)
+//   close:   when c.wait() == ConnWait::Done, close the fd with
+//            c.close_reason(); free the Conn when c.outstanding() == 0.
 //
-// Memory: an idle connection holds no buffers. Its read buffer comes from the
-// worker's ConnPool when bytes arrive and returns there when nothing is
-// buffered and nothing is outstanding, so idle keep-alive connections cost
-// only sizeof(Conn). Request views point into the read buffer; the buffer is
-// never moved or compacted while an exchange is handed out, so views stay
-// valid until their exchange is answered, even on a dead connection.
+// Lending (what a completion backend relies on): the region read_space()
+// returns is lent to the reader until on_read() returns it, and the bytes
+// output_iov() describes are lent to the writer until on_written(). While
+// lent, nothing the Conn does moves, reuses or frees that memory — not a
+// respond(), not a close(), not on_closed(); the input buffer moves only
+// inside read_space(), and output lives in segments that never move
+// (out_queue.h). A lend must be returned before the Conn is destroyed.
+//
+// Memory: a connection that has sent nothing, or sits idle between requests,
+// holds no buffers: its state (read buffer, exchange ring, output) comes
+// from the worker's ConnPool when bytes arrive and goes back when nothing is
+// buffered, outstanding or lent, so it costs only sizeof(Conn). Request views
+// point into the read buffer; the buffer is never moved or compacted while
+// an exchange is handed out, so views stay valid until their exchange is
+// answered, even on a dead connection. A failed allocation closes the
+// connection with WEIR_CLOSE_RESOURCE; nothing here throws.
 //
 // Threading: a Conn is touched only on its worker's thread.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "conn/out_queue.h"
 #include "weir.h"
 
 namespace weir {
@@ -46,16 +60,36 @@ struct Exchange {
     uint32_t seq = 0;      // position in the connection's request order
     uint8_t state = 0;     // private to Conn
     uint8_t reserved[3] = {};
-    void *user = nullptr;  // the backend's own use (e.g. deferred flag, worker tag)
+    void *user = nullptr;  // the loop's own use (the connection's slot)
 };
 
-// What the backend should arm a timer for.
+// What the loop should arm a timer for.
 enum class ConnWait : uint8_t {
-    Idle,     // keep-alive: waiting for the first byte of a request (idle timeout)
-    Head,     // part of a request head or body has arrived (header timeout)
-    Handler,  // waiting for the application's answers (no timeout)
-    Output,   // output pending and the socket is full (write timeout)
-    Done,     // wants_close() and nothing left to write: close now
+    FirstByte, // connected, no byte yet (header timeout, counted from the start)
+    Idle,      // keep-alive: waiting for the first byte of the next request (idle timeout)
+    Head,      // part of a request head or body has arrived (header timeout)
+    Handler,   // waiting for the application's answers (no timeout)
+    Output,    // output pending and not yet written (write timeout)
+    Done,      // nothing left to do or write: close now
+};
+
+// A connection lifted out of its Conn at a request boundary (detach) to be
+// adopted by another worker, engine or backend: everything needed to go on
+// serving it as if it had never moved. The loop fills fd and peer.
+struct ConnImage {
+    int fd = -1;
+    sockaddr_storage peer{};
+    socklen_t peer_len = 0;
+    uint64_t id = 0;          // 0: a new connection (the adopter numbers it)
+    uint64_t requests = 0, responses = 0, parse_errors = 0, continues_sent = 0;
+    bool served = false;      // it sent bytes before (keep-alive timing, not first-byte)
+    char *unread = nullptr;   // bytes read and not yet parsed (malloc'd, owned)
+    size_t unread_len = 0;
+
+    ConnImage() = default;
+    ConnImage(const ConnImage &) = delete;
+    ConnImage &operator=(const ConnImage &) = delete;
+    ~ConnImage();
 };
 
 class Conn {
@@ -66,23 +100,30 @@ class Conn {
     Conn &operator=(const Conn &) = delete;
 
     // ---- input
-    // Where to read next. iov_len == 0 means "do not read now": the pipeline is
-    // full, or the buffer is full of unanswered requests, or the connection is
-    // closing. Ask again after respond()/on_written().
+    // Where to read next, lent until on_read(). iov_len == 0 means "do not
+    // read now": the pipeline is full, the buffer is full of unanswered
+    // requests, the connection is closing or held, a lend is out, or no
+    // memory (the connection then closes with WEIR_CLOSE_RESOURCE).
     iovec read_space();
-    // n > 0 bytes landed at read_space().iov_base. Parses what it can: complete
-    // requests become takeable; a parse error queues its error answer (after
-    // the earlier answers) and marks the connection closing.
-    // n == 0 means the read found nothing (EAGAIN): an idle connection then
-    // gives its buffers back to the pool.
+    // Returns the lend: n > 0 bytes landed at read_space().iov_base and are
+    // parsed (complete requests become takeable; a parse error queues its
+    // answer after the earlier ones and marks the connection closing).
+    // n == 0: nothing came (EAGAIN): an idle connection gives its buffers back.
     void on_read(size_t n);
+    // Bytes from a buffer the backend lends (a provided buffer): copies what
+    // fits now and returns how many it took; the backend keeps the rest
+    // until the loop asks for input again.
+    size_t take_bytes(const char *p, size_t n);
     // The peer will send no more. Complete requests are still answered; a
     // partial one is dropped; then the connection closes (WEIR_CLOSE_PEER).
     void on_eof();
+    // Whether read_space() could give room now, without allocating.
+    bool can_read() const;
 
     // ---- requests
     // The next complete request not yet handed out, in order, or nullptr.
     Exchange *take_request();
+    bool has_request() const;
 
     // ---- answers
     // Answer x (see weir_respond for the rules on status and headers). Copies
@@ -92,15 +133,22 @@ class Conn {
                 size_t body_len, uint32_t flags);
 
     // ---- output
-    // Fills up to max iovecs with what should be written now; returns the count.
+    // Up to max iovecs of what should be written now, lent until on_written();
+    // returns their count.
     size_t output_iov(iovec *iov, size_t max);
-    // n bytes of output were written.
+    // Returns the lend: n bytes of it were written (0 after an error).
     void on_written(size_t n);
     size_t output_pending() const;
 
+    // ---- timeouts
+    // The header deadline passed: a head that had started is answered 408
+    // (then the connection closes, WEIR_CLOSE_HEADER_TIMEOUT); a connection
+    // that never sent a byte closes at once (WEIR_CLOSE_SILENT).
+    void expire_head();
+
     // ---- lifecycle
-    // The backend decided to close (timeout, shutdown, I/O error, resource):
-    // no more input is taken; answers already queued may still be flushed.
+    // The loop decided to close (timeout, shutdown, I/O error, resource): no
+    // more input is taken; answers already queued may still be flushed.
     void close(uint32_t reason);
     // The fd was closed: pending output is dropped, the Conn turns zombie until
     // outstanding() == 0.
@@ -110,9 +158,26 @@ class Conn {
     uint32_t outstanding() const;  // exchanges handed out and not yet answered
     ConnWait wait() const;
     bool holds_buffers() const;    // false when idle (for tests of the pool)
+    bool lent() const;             // a read or write lend is out
     uint64_t id() const { return id_; }
 
-    // ---- counters the backend folds into its metrics
+    // ---- moving (conn_image.cc)
+    // Parse no further requests: the connection is heading for a request
+    // boundary where it can be detached.
+    void hold();
+    bool held() const;
+    // At a request boundary: nothing parsed and unanswered, nothing handed
+    // out, nothing to write, nothing lent, not closing.
+    bool detachable() const;
+    // Moves the unread bytes and counters into img (fd and peer are the
+    // loop's) and leaves this Conn dead. false: not detachable, or no memory
+    // for the bytes (the Conn is unchanged).
+    bool detach(ConnImage &img);
+    // A fresh Conn takes over img's counters and unread bytes (parsing them).
+    // false on allocation failure (the Conn then closes, WEIR_CLOSE_RESOURCE).
+    bool adopt(const ConnImage &img);
+
+    // ---- counters the loop folds into its metrics
     struct Counters {
         uint64_t requests = 0;
         uint64_t responses = 0;
@@ -121,15 +186,17 @@ class Conn {
     };
     const Counters &counters() const { return counters_; }
 
-    struct State; // pooled: buffers, exchange ring, header arrays
+    struct State; // pooled: buffers, exchange ring, header arrays, output
 
   private:
+    bool ensure_state();
     void parse();
     void complete(size_t body_off, size_t body_len, uint32_t num_trailers);
-    void refuse(int rc);
+    void refuse(int status, uint32_t reason, bool parse_error);
     void flush();
     void finish(uint32_t reason);
     void abort(uint32_t reason);
+    void drop_unanswered();
     void check_output_limit();
     void relocate(char *nb, size_t ncap, size_t start);
     void release_if_idle();
@@ -139,11 +206,20 @@ class Conn {
     uint64_t id_;
     Counters counters_{};
     uint32_t close_reason_ = 0;
-    uint8_t flags_ = 0;
+    uint16_t flags_ = 0;
 };
 
-// Per-worker pool of connection states (read buffer, exchange ring, views),
-// so the steady request path allocates nothing. Single thread.
+// Test hooks of lib/conn (never set outside tests).
+struct ConnHooks {
+    // The arm that must lose: a failed state allocation throws std::bad_alloc
+    // (what the code did before it closed the connection instead).
+    std::atomic<bool> alloc_throws{false};
+};
+ConnHooks &conn_hooks();
+
+// Per-worker pool of connection states (read buffer, exchange ring, views,
+// output segments), so the steady request path allocates nothing. Single
+// thread.
 class ConnPool {
   public:
     explicit ConnPool(const ConnSettings &settings);
@@ -151,13 +227,15 @@ class ConnPool {
     ConnPool(const ConnPool &) = delete;
     ConnPool &operator=(const ConnPool &) = delete;
     size_t cached() const; // states waiting in the pool (tests)
+    SegPool &segments() { return segs_; }
 
   private:
     friend class Conn;
-    void *take();
-    void give(void *state);
+    Conn::State *take(); // nullptr when out of memory
+    void give(Conn::State *state);
     const ConnSettings &settings_;
-    void *free_ = nullptr;
+    SegPool segs_; // before free_: states hold segments of it
+    Conn::State *free_ = nullptr;
     size_t cached_ = 0;
 };
 

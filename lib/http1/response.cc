@@ -25,7 +25,7 @@ bool ieq(weir_str_t s, const char *lit) {
 }
 
 // Appends a decimal without snprintf on the hot path.
-bool append_u64(Bytes &out, uint64_t v) {
+template <class Out> bool append_u64(Out &out, uint64_t v) {
     char tmp[24];
     char *e = tmp + sizeof tmp;
     char *p = e;
@@ -119,13 +119,14 @@ int validate_answer(int status, const weir_header_t *headers, size_t num_headers
     return 0;
 }
 
-bool write_response(Bytes &out, int status, const weir_header_t *headers, size_t num_headers, const void *body,
+template <class Out>
+bool write_response(Out &out, int status, const weir_header_t *headers, size_t num_headers, const void *body,
                     size_t body_len, const ResponseShape &shape) {
     // Upper bound of the head, so the appends below never reallocate twice.
     size_t need = 128 + body_len;
     for (size_t i = 0; i < num_headers; ++i)
         need += headers[i].name.len + headers[i].value.len + 4;
-    if (!out.reserve(out.len + need))
+    if (!out.reserve_more(need))
         return false;
     char line[16] = "HTTP/1.1 ";
     line[9] = static_cast<char>('0' + status / 100);
@@ -150,7 +151,7 @@ bool write_response(Bytes &out, int status, const weir_header_t *headers, size_t
     return ok;
 }
 
-bool write_error_response(Bytes &out, int status) {
+template <class Out> bool write_error_response(Out &out, int status) {
     const char *reason = reason_phrase(status);
     char body[96];
     int n = std::snprintf(body, sizeof body, "%d %s\n", status, reason);
@@ -159,5 +160,12 @@ bool write_error_response(Bytes &out, int status) {
     shape.close = true;
     return write_response(out, status, &ct, 1, body, static_cast<size_t>(n), shape);
 }
+
+template bool write_response<Bytes>(Bytes &, int, const weir_header_t *, size_t, const void *, size_t,
+                                   const ResponseShape &);
+template bool write_response<OutQueue>(OutQueue &, int, const weir_header_t *, size_t, const void *, size_t,
+                                      const ResponseShape &);
+template bool write_error_response<Bytes>(Bytes &, int);
+template bool write_error_response<OutQueue>(OutQueue &, int);
 
 } // namespace weir::http1

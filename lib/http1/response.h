@@ -1,10 +1,12 @@
 // The HTTP/1.1 response writer (pure): status line, Date, framing headers,
-// the caller's headers and the body, serialized into a Bytes buffer.
+// the caller's headers and the body, serialized into an output: a Bytes
+// buffer (an answer kept until its turn) or a connection's OutQueue.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "conn/out_queue.h"
 #include "util/bytes.h"
 #include "weir.h"
 
@@ -22,13 +24,15 @@ struct ResponseShape {
     bool keep_alive_10 = false; // HTTP/1.0 client that asked for keep-alive: say so
 };
 
-// Appends the whole response. false on allocation failure.
-bool write_response(Bytes &out, int status, const weir_header_t *headers, size_t num_headers, const void *body,
+// Appends the whole response. false on allocation failure. Out is Bytes or
+// OutQueue (both instantiated in response.cc).
+template <class Out>
+bool write_response(Out &out, int status, const weir_header_t *headers, size_t num_headers, const void *body,
                     size_t body_len, const ResponseShape &shape);
 
-// Appends weir's own answer to a request it refused (status from
-// weir_http1_status), always with Connection: close.
-bool write_error_response(Bytes &out, int status);
+// Appends weir's own answer to a request it refused or timed out (400, 408,
+// 413, ...), always with Connection: close.
+template <class Out> bool write_error_response(Out &out, int status);
 
 const char *reason_phrase(int status);
 

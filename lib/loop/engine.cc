@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <new>
 
 #include "http1/parser.h"
 #include "loop/config.h"
@@ -20,7 +21,7 @@ int64_t mono_ms() {
     return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-int Engine::create(const weir_config *cfg, Engine **out) {
+int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
     if (!cfg || !out)
         return -EINVAL;
     // The fields through on_request are the least a caller must describe.
@@ -31,10 +32,6 @@ int Engine::create(const weir_config *cfg, Engine **out) {
     std::memcpy(&e->cfg_, cfg, cfg->size < sizeof(weir_config) ? cfg->size : sizeof(weir_config));
     weir_config &c = e->cfg_;
     c.size = sizeof(weir_config);
-    if (c.backend == WEIR_BACKEND_URING)
-        return WEIR_E_UNAVAILABLE; // comes with lib/uring
-    if (c.backend != WEIR_BACKEND_EPOLL)
-        return -EINVAL;
     if (c.mode != WEIR_MODE_INLINE && c.mode != WEIR_MODE_DRIVEN)
         return -EINVAL;
     if (c.mode == WEIR_MODE_INLINE && !c.on_request)
@@ -63,7 +60,11 @@ int Engine::create(const weir_config *cfg, Engine **out) {
     e->settings_.max_pipeline = c.max_pipeline;
     e->settings_.max_output_bytes = c.max_output_bytes;
     for (uint32_t i = 0; i < n; i++) {
-        std::unique_ptr<Worker> w(make_epoll_worker(*e, i));
+        std::unique_ptr<Port> port;
+        int prc = factory(c.backend, &port);
+        if (prc < 0)
+            return prc; // -EINVAL for an unknown backend, WEIR_E_UNAVAILABLE, -ENOMEM
+        std::unique_ptr<Worker> w(new (std::nothrow) Worker(*e, i, std::move(port)));
         if (!w)
             return -ENOMEM;
         int rc = w->init();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "conn/conn.h"
+#include "loop/port.h"
 #include "loop/worker.h"
 #include "weir.h"
 
@@ -24,7 +25,8 @@ class Engine {
   public:
     enum class State { Created, Listening, Started, Stopped };
 
-    static int create(const weir_config *cfg, Engine **out);
+    // factory: the port maker (make_port; tests pass a scripted one).
+    static int create(const weir_config *cfg, Engine **out, PortFactory factory = make_port);
     ~Engine();
 
     int listen();

@@ -1,18 +1,24 @@
-// The worker: one event loop, shared by both backends.
+// The worker: one event loop, the same whatever the backend.
 //
 // Worker holds everything that is not I/O: connection slots and their Conns,
 // timers, the doors and their accept batches, the hand-off and answer queues,
-// the inline/driven dispatch, shutdown, metrics. A backend (EpollWorker, later
-// the io_uring one) derives from it and implements the io_* hooks below; it
-// calls back into the worker (conn_input, conn_output, listener_ready,
-// on_wake) as its I/O completes. See docs/engine.md for the pass order.
+// the inline/driven dispatch, shutdown, the pause, metrics. Its Port (port.h)
+// does the I/O and reports back through the port callbacks below. See
+// docs/engine.md for the pass order and a connection's life.
+//
+// The worker is carved by concern: worker.cc (the pass, the wait, the wake),
+// worker_conns.cc (slots, admitting, closing, detaching), worker_settle.cc
+// (settling and the port callbacks), worker_doors.cc (doors, accept,
+// hand-off), worker_answers.cc (handlers and answers), worker_stop.cc
+// (shutdown and driven polls), worker_pause.cc (the pause linger).
 //
 // Threading: everything here runs on the worker's owning thread except
-// wake(), post_answer()/respond() from a foreign thread, and the metrics.
+// wake(), post_image(), respond() from a foreign thread, and the metrics.
 #pragma once
 
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <atomic>
 #include <cstdint>
@@ -26,6 +32,7 @@
 #include "loop/listener.h"
 #include "loop/metrics.h"
 #include "loop/mpsc.h"
+#include "loop/port.h"
 #include "loop/timers.h"
 
 namespace weir {
@@ -33,45 +40,53 @@ namespace weir {
 class Engine;
 class Worker;
 
+// Slots are made in chunks of this many.
+inline constexpr uint32_t kSlotChunk = 64;
+
+// A connection image on its way to a worker's hand-off door.
+struct ImageNode : MpscNode {
+    ConnImage img;
+};
+
 // One connection's place in its worker. Slots live in fixed chunks so their
-// addresses (given to the backend as event tags and to exchanges as
+// addresses (given to the backend as operation tags and to exchanges as
 // Exchange::user) never move.
 struct Slot {
     alignas(Conn) unsigned char mem[sizeof(Conn)];
     Conn &conn() { return *std::launder(reinterpret_cast<Conn *>(mem)); }
 
     Worker *worker = nullptr; // fixed at creation: foreign threads read it
-    int fd = -1;              // -1: closed (a zombie while outstanding() > 0)
+    int fd = -1;              // -1: closed or released (a zombie while anything is out)
+    uint16_t ops = 0;         // kernel operations in flight that name this slot
     bool in_use = false;
     bool dirty = false;        // on the worker's settle list
-    bool read_blocked = false; // stopped reading because read_space() was empty
+    bool input_paused = false; // the Conn had no room: the port waits for want_read()
     bool retry_queued = false;
     bool eof = false;
-    bool broken = false;       // a read error (reset): close once the flush is tried
-    bool out_armed = false;    // waiting for writability; output is held until it comes
-    bool out_registered = false; // backend's own: writability is being watched
-    bool peer_hup = false;       // backend's own: the peer's FIN or an error was reported
+    bool broken = false;       // a read or write error: close once settled
     bool activity = false;     // bytes moved since the last settle
     bool progress = false;     // output bytes written since the last settle
-    bool live_linked = false;
     std::atomic<bool> gone{false}; // fd closed: foreign answers are dropped
     TimerNode timer;
     Slot *next_dirty = nullptr;
+    Slot *prev_dirty = nullptr;
     Slot *next_retry = nullptr;
     Slot *live_prev = nullptr;
     Slot *live_next = nullptr;
     Slot *next_free = nullptr;
+    ImageNode *leaving = nullptr; // detached: handed over once no operation is in flight
+    Worker *leaving_to = nullptr;
     sockaddr_storage peer{};
     socklen_t peer_len = 0;
     Conn::Counters folded{};
+    alignas(8) unsigned char port[kPortSlotBytes]; // the backend's own (port_state)
 };
 
-// A connection passed to a sibling (over max_connections here, room there).
-struct Handoff : MpscNode {
-    int fd = -1;
-    sockaddr_storage peer{};
-    socklen_t peer_len = 0;
-};
+// The backend's view of its part of a slot.
+template <class T> T &port_state(Slot &s) {
+    static_assert(sizeof(T) <= kPortSlotBytes && alignof(T) <= 8, "grow kPortSlotBytes");
+    return *std::launder(reinterpret_cast<T *>(s.port));
+}
 
 // Kinds of failure logged once per engine.
 enum LogKind : uint32_t {
@@ -87,10 +102,14 @@ enum LogKind : uint32_t {
     LOG_KINDS
 };
 
+// The worker an exchange belongs to, and its peer (capi/ asks through these).
+Worker *exchange_worker(const Exchange *x);
+int exchange_peer(const Exchange *x, sockaddr_storage *ss, socklen_t *len);
+
 class Worker {
   public:
-    Worker(Engine &engine, uint32_t index);
-    virtual ~Worker();
+    Worker(Engine &engine, uint32_t index, std::unique_ptr<Port> port);
+    ~Worker();
     Worker(const Worker &) = delete;
     Worker &operator=(const Worker &) = delete;
 
@@ -112,81 +131,97 @@ class Worker {
                 uint32_t flags);
     int defer(Exchange *x);
 
+    // Moving connections (DESIGN.md §6). Any thread: an image joins the
+    // hand-off door and is admitted like an accepted connection.
+    void post_image(ImageNode *n);
+    // Owning thread: every open connection is held and, at its next request
+    // boundary, detached and posted to `to` (another worker of this or another
+    // engine, any backend).
+    void detach_all_to(Worker *to);
+
     // Any thread: makes the loop's wait return.
     void wake();
     bool finished() const { return finished_.load(std::memory_order_acquire); }
     bool forced() const { return forced_; }
     uint32_t index() const { return index_; }
     uint64_t open_connections() const { return metrics.get(M_CONNECTIONS_OPEN); }
+    uint64_t slots_in_use() const { return slots_in_use_; } // owning thread (tests)
     int listen_fd() const { return listener_.fd; }
+    Port &port() { return *port_; }
     // Any thread: the listener's state as the worker last published it.
     ListenerState listener_state() const { return pub_state_.load(std::memory_order_acquire); }
 
     WorkerMetrics metrics;
 
-  protected:
-    // ---- the backend interface (owning thread unless said otherwise)
-    virtual int io_init() = 0;                 // after wake_fd_ exists
-    virtual int io_add_listener(int fd) = 0;   // edge-triggered readiness -> listener_ready()
-    virtual void io_remove_listener(int fd) = 0;
-    virtual int io_add_conn(Slot &s) = 0;      // start watching s.fd
-    virtual void io_forget_conn(Slot &s) = 0;  // s.fd is about to be closed
-    // Waits up to timeout_ms (-1 forever, 0 not at all) and reports what
-    // happened through the callbacks below. Must not close anything.
-    virtual void io_wait(int timeout_ms) = 0;
-    // Reads into s.conn().read_space() until the socket or the Conn has no more
-    // room, reporting each result through conn_input(). May complete later
-    // (a completion backend submits here and reports from io_wait).
-    virtual void io_read(Slot &s) = 0;
-    // Writes s.conn().output_iov() (one gathered write per call where it can, never raising SIGPIPE),
-    // reporting through conn_output(); arms writability on a partial write.
-    virtual void io_write(Slot &s) = 0;
-
-    // ---- callbacks for the backend
-    void listener_ready() { listen_door_.ready = true; }
-    void on_wake(); // the wake fd fired (the backend drained it)
-    // n > 0: bytes landed in read_space(); 0: end of file; < 0: -errno.
-    // Returns whether reading may go on.
-    bool conn_input(Slot &s, ssize_t n);
-    // n >= 0: bytes written; < 0: -errno.
-    void conn_output(Slot &s, ssize_t n);
-    void conn_writable(Slot &s); // the backend saw writability
+    // ---- the port's callbacks (owning thread; worker_settle.cc)
+    void door_ready(); // the listener may hold connections
+    void woken();      // the wake fired
+    // Where the Conn wants its next bytes, lent until input(); none (the
+    // Conn is full, closing or out of memory) pauses input until want_read().
+    iovec lend_input(Slot &s);
+    // n bytes landed in the lent input (0: nothing came). Returns whether
+    // reading may go on.
+    bool input(Slot &s, size_t n);
+    // Bytes in a buffer the port lends: returns how many the Conn took (the
+    // port keeps the rest and offers it again after want_read()).
+    size_t input_lent(Slot &s, const char *p, size_t n);
+    // Input ended: err 0 for the peer's FIN, else its errno.
+    void input_end(Slot &s, int err);
+    // Up to max iovecs of output to write, lent until written().
+    size_t lend_output(Slot &s, iovec *iov, size_t max);
+    // n >= 0 bytes of the lent output were written; n < 0: -errno.
+    void written(Slot &s, ssize_t n);
+    // The port posted / completed a kernel operation naming s.
+    void op_begin(Slot &s) { s.ops++; }
+    void op_end(Slot &s);
     void log_once(uint32_t kind, const char *msg);
-
-    Engine &engine_;
-    int wake_fd_ = -1;
-    int64_t now_ms_ = 0;
 
   private:
     friend class Engine;
+    // worker.cc
     void pass(int timeout_ms);
     int wait_timeout(int host_timeout_ms);
+    bool owner_thread() const;
+    void take_ownership();
+    // worker_settle.cc
     void flush();
     void settle(Slot &s);
+    void settle_now(Slot &s);
     void mark_dirty(Slot &s);
-    void dispatch(Slot &s);
-    void call_handler(Exchange *x);
-    void drain_answers();
-    void apply(Answer *a);
+    void unlink_dirty(Slot &s);
     void retry_reads();
     void expire_timers();
-    void run_doors();
-    Take accept_one();
-    Take admit_handoff();
-    void admit(int fd, const sockaddr_storage &peer, socklen_t len);
-    bool hand_off(int fd, const sockaddr_storage &peer, socklen_t len);
-    void close_fd(Slot &s, uint32_t reason);
-    static void drain_before_close(int fd);
+    // worker_conns.cc
+    void admit(ConnImage &img);
+    void close_conn(Slot &s, uint32_t reason);
+    void close_all(uint32_t reason);
+    void unlink_live(Slot &s);
+    bool detach(Slot &s);
+    void hand_over(Slot &s);
     void fold(Slot &s);
     Slot *alloc_slot();
     void free_slot(Slot &s);
+    void free_if_spent(Slot &s);
+    // worker_answers.cc
+    void dispatch(Slot &s);
+    bool ready_room();
+    void call_handler(Exchange *x);
+    void drain_answers();
+    void apply(Answer *a);
+    // worker_doors.cc
+    void run_doors();
+    Take accept_one();
+    Take admit_handoff();
+    bool hand_off(const Accepted &a);
+    void drop_images();
+    static void drop_image(ImageNode *n);
+    // worker_stop.cc
     void begin_stop();
     void stop_tick();
-    bool owner_thread() const;
-    void take_ownership();
+    void finished_now();
     bool inline_mode() const { return inline_; }
 
-    // ---- the pause linger (worker_pause.cc, DESIGN.md §4)
+    // ---- the pause linger (worker_pause.cc, DESIGN.md §5)
     bool pause_unseen() const;
     void pause_tick(); // in the pass, before the doors
     void pause_begin();
@@ -195,28 +230,34 @@ class Worker {
     void set_listener_state(ListenerState s);
     void pause_failure(uint32_t metric, uint32_t log_kind, const char *what, int rc);
 
+    Engine &engine_;
+    std::unique_ptr<Port> port_;
+    int64_t now_ms_ = 0;
     uint32_t index_;
     bool inline_ = true;
     uint32_t accept_batch_ = 16;
     uint32_t max_connections_ = 10000;
+    uint32_t max_pipeline_ = 64;
     bool nodelay_ = true;
     uint32_t retry_ms_ = 50;
 
     std::unique_ptr<ConnPool> pool_;
     std::vector<std::unique_ptr<Slot[]>> chunks_;
     Slot *free_slots_ = nullptr;
+    uint64_t slots_in_use_ = 0;
     Slot *live_ = nullptr; // open fds
     uint64_t live_count_ = 0;
-    uint64_t next_id_ = 0;
     Slot *dirty_ = nullptr;
     Slot *dirty_tail_ = nullptr;
+    Slot *settling_ = nullptr; // what settle() works on: its own callbacks need no re-settle
     Slot *retry_ = nullptr;
+    Worker *detach_to_ = nullptr;
 
     Timers timers_;
     Listener listener_;
     Door listen_door_;
     Door handoff_door_;
-    MpscQueue handoffs_;
+    MpscQueue handoffs_; // ImageNodes
     MpscNode *handoff_local_ = nullptr; // taken from handoffs_, not yet admitted
     MpscQueue answers_;
     AnswerPool answer_pool_;
@@ -246,8 +287,5 @@ class Worker {
     bool forced_ = false;
     std::atomic<bool> finished_{false};
 };
-
-// Creates the backend's worker (lib/epoll, lib/uring). nullptr when out of memory.
-Worker *make_epoll_worker(Engine &engine, uint32_t index);
 
 } // namespace weir

@@ -1,4 +1,4 @@
-// A worker's side of the pause linger (DESIGN.md §4, docs/pause.md): the
+// A worker's side of the pause linger (DESIGN.md §5, docs/pause.md): the
 // listener's ACTIVE -> LINGERING -> CLOSED states and the way back, all on
 // the worker's own thread, in its pass, before the doors run.
 //
@@ -131,7 +131,7 @@ void Worker::linger_close() {
         metrics.add(M_ACCEPT_BATCHES);
     metrics.add(M_PAUSE_DRAIN_ACCEPTED, r.taken);
     if (listener_.fd >= 0)
-        io_remove_listener(listener_.fd);
+        port_->unlisten(listener_.fd);
     listener_.close_now();
     set_listener_state(ListenerState::Closed);
     door_clear(listen_door_);

@@ -41,6 +41,8 @@ struct Bytes {
         return true;
     }
     bool append(const char *s) { return append(s, std::strlen(s)); }
+    // The response writer's hint: room for n more bytes.
+    bool reserve_more(size_t n) { return reserve(len + n); }
     void clear() { len = 0; }
     // Gives the memory back when it grew past keep (a one-off large answer).
     void shrink_to(size_t keep) {

@@ -199,7 +199,8 @@ void test_engine_close_reason_names(void **) {
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_PEER), "peer");
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_MAX_CONNECTIONS), "max_connections");
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_RESOURCE), "resource");
-    assert_string_equal(weir_close_reason_name(12), "unknown");
+    assert_string_equal(weir_close_reason_name(WEIR_CLOSE_SILENT), "silent");
+    assert_string_equal(weir_close_reason_name(13), "unknown");
     assert_string_equal(weir_close_reason_name(1000), "unknown");
 }
 

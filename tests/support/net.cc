@@ -12,6 +12,8 @@
 #include <cstring>
 #include <strings.h>
 
+#include "cmocka_cxx.h"
+
 namespace testnet {
 
 int64_t now_ms() {
@@ -232,8 +234,22 @@ std::string get(const std::string &path, const std::string &extra) {
     return "GET " + path + " HTTP/1.1\r\nHost: t\r\n" + extra + "\r\n";
 }
 
+uint32_t test_backend() {
+    const char *b = std::getenv("WEIR_TEST_BACKEND");
+    if (b && std::strcmp(b, "uring") == 0)
+        return WEIR_BACKEND_URING;
+    return WEIR_BACKEND_EPOLL;
+}
+
+const char *test_backend_name() { return test_backend() == WEIR_BACKEND_URING ? "uring" : "epoll"; }
+
 int Server::start(const weir_config &cfg) {
     int rc = weir_engine_create(&cfg, &e);
+    if (rc == WEIR_E_UNAVAILABLE) {
+        // A counted skip with its reason, never a pass.
+        print_message("backend %s: %s\n", test_backend_name(), weir_strerror(rc));
+        skip();
+    }
     if (rc < 0)
         return rc;
     rc = weir_engine_listen(e);
@@ -267,6 +283,7 @@ weir_config config(uint32_t workers, uint32_t mode, weir_handler_fn fn, void *us
     weir_config_init(&c);
     c.host = "127.0.0.1";
     c.port = 0;
+    c.backend = test_backend();
     c.workers = workers;
     c.mode = mode;
     c.on_request = fn;

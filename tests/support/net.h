@@ -1,5 +1,8 @@
-// Shared helpers for integration tests: a tiny blocking HTTP/1.1 client over
-// 127.0.0.1 and an in-process engine wrapper. Every call is bounded in time.
+// The integration tests' fixtures, written once: a tiny blocking HTTP/1.1
+// client over 127.0.0.1, an in-process engine on an ephemeral port, and the
+// backend every test runs on (WEIR_TEST_BACKEND: epoll, the default, or
+// uring; scripts/run-tests runs every integration binary once per backend).
+// Every call is bounded in time.
 #pragma once
 
 #include <sys/socket.h>
@@ -53,18 +56,23 @@ bool stays_silent(Client &c, int ms);
 // "GET path HTTP/1.1\r\nHost: t\r\n\r\n" plus extra header lines (each "Name: v\r\n").
 std::string get(const std::string &path, const std::string &extra = "");
 
+// WEIR_BACKEND_* named by WEIR_TEST_BACKEND ("epoll" when unset), and its name.
+uint32_t test_backend();
+const char *test_backend_name();
+
 // An engine bound to an ephemeral port on 127.0.0.1.
 struct Server {
     weir_engine *e = nullptr;
     uint16_t port = 0;
-    // Creates, listens and (inline mode) starts. Returns 0 or an error code.
+    // Creates, listens and (inline mode) starts. Returns 0 or an error code;
+    // a backend this kernel refuses (WEIR_E_UNAVAILABLE) skips the test.
     int start(const weir_config &cfg);
     weir_metrics metrics() const;
     int shutdown(int64_t grace_ns);
     ~Server();
 };
 
-// weir_config_init plus 127.0.0.1 and the given mode/handler.
+// weir_config_init plus 127.0.0.1, the test backend and the given mode/handler.
 weir_config config(uint32_t workers, uint32_t mode, weir_handler_fn fn, void *user);
 
 // A weir_str_t view as std::string.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "conn/conn.h"
+#include "http1/parser.h"
 
 using weir::Conn;
 using weir::ConnPool;
@@ -17,7 +18,7 @@ namespace {
 
 ConnSettings settings(uint32_t rbuf = 16384, uint32_t pipeline = 64) {
     ConnSettings s;
-    weir_http1_limits_init(&s.limits);
+    weir::http1::limits_default(&s.limits);
     s.read_buffer_size = rbuf;
     s.max_pipeline = pipeline;
     s.max_output_bytes = 4u << 20;
@@ -77,7 +78,7 @@ void test_conn_simple_get(void **) {
     ConnSettings s = settings();
     ConnPool pool(s);
     Conn c(s, pool, 7);
-    assert_int_equal(c.wait(), (int)ConnWait::Idle);
+    assert_int_equal(c.wait(), (int)ConnWait::FirstByte);
     feed(c, "GET /a?b=1 HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n");
     Exchange *x = c.take_request();
     assert_non_null(x);

@@ -1,0 +1,101 @@
+// Conn states and the per-worker pool that keeps them between connections.
+#include <cstdlib>
+#include <new>
+
+#include "conn/conn_state.h"
+
+namespace weir {
+
+using namespace conn_detail;
+
+bool Conn::State::init() {
+    cap = block_size();
+    block = static_cast<char *>(std::malloc(cap));
+    buf = block;
+    nslots = cfg.max_pipeline ? cfg.max_pipeline : 1;
+    slots = new (std::nothrow) ExSlot[nslots];
+    uint32_t per = cfg.limits.max_headers + cfg.limits.max_trailers;
+    arena_cap = 2 * per > 8 * nslots ? 2 * per : 8 * nslots;
+    arena = new (std::nothrow) weir_header_t[arena_cap];
+    return block && slots && arena;
+}
+
+Conn::State::~State() {
+    if (buf != block)
+        std::free(buf);
+    std::free(block);
+    delete[] slots;
+    delete[] arena;
+}
+
+void Conn::State::reset() {
+    if (buf != block) {
+        std::free(buf);
+        buf = block;
+        cap = block_size();
+    }
+    parse_pos = end = 0;
+    phase = kHead;
+    cont_pending = false;
+    // Keep-alive connections come back here after every answer: touch
+    // only the slots used since the last reset (sequences start at 0).
+    uint32_t used = parse_seq < nslots ? parse_seq : nslots;
+    for (uint32_t i = 0; i < used; ++i) {
+        slots[i].state = kFree;
+        slots[i].answer.shrink_to(64 * 1024);
+    }
+    write_seq = take_seq = parse_seq = taken = 0;
+    arena_pos = arena_cur = 0;
+    out.clear();
+}
+
+ConnHooks &conn_hooks() {
+    static ConnHooks hooks;
+    return hooks;
+}
+
+ConnImage::~ConnImage() { std::free(unread); }
+
+ConnPool::ConnPool(const ConnSettings &settings) : settings_(settings) {}
+
+ConnPool::~ConnPool() {
+    while (free_) {
+        Conn::State *n = free_->next_free;
+        delete free_;
+        free_ = n;
+    }
+}
+
+size_t ConnPool::cached() const { return cached_; }
+
+Conn::State *ConnPool::take() {
+    if (free_) {
+        Conn::State *s = free_;
+        free_ = s->next_free;
+        --cached_;
+        s->next_free = nullptr;
+        return s;
+    }
+    Conn::State *s = new (std::nothrow) Conn::State(settings_, segs_);
+    if (s && !s->init()) {
+        delete s;
+        s = nullptr;
+    }
+    if (!s && conn_hooks().alloc_throws.load(std::memory_order_relaxed))
+        throw std::bad_alloc(); // the arm that must lose (ConnHooks)
+    return s;
+}
+
+void ConnPool::give(Conn::State *s) {
+    s->reset();
+    // A burst of active connections should not pin its memory forever.
+    if (cached_ >= 256) {
+        delete s;
+        return;
+    }
+    s->next_free = free_;
+    free_ = s;
+    ++cached_;
+}
+
+} // namespace weir

@@ -1,0 +1,98 @@
+// Conn's private state, shared by the files that implement it (conn.cc,
+// conn_input.cc, conn_pool.cc, conn_image.cc). Not for use outside lib/conn.
+#pragma once
+
+#include "conn/conn.h"
+#include "conn/out_queue.h"
+#include "util/bytes.h"
+
+namespace weir {
+namespace conn_detail {
+
+enum SlotState : uint8_t {
+    kFree,
+    kReady,    // parsed, not handed out
+    kTaken,    // handed out, not answered
+    kAnswered, // answered out of order: waits for earlier answers
+    kError,    // weir answers it itself (parse error, 408), then closes
+    kDropped,  // handed out, but the connection closed first
+};
+
+enum Phase : uint8_t { kHead, kBodyLength, kBodyChunked };
+
+enum ConnFlag : uint16_t {
+    kClosing = 1,    // no more input; close once what is owed is written
+    kNoMore = 2,     // parse no further requests (error, or not keep-alive)
+    kDead = 4,       // the fd is closed (or the connection was detached)
+    kFinal = 8,      // the last answer has been queued
+    kAbort = 16,     // close now, drop pending output
+    kLentIn = 32,    // read_space() is lent to a reader
+    kLentOut = 64,   // output_iov() is lent to a writer
+    kHeld = 128,     // parse nothing new: heading for a boundary to detach at
+    kGotBytes = 256, // a byte has arrived at some point (not a silent connection)
+};
+
+// Bodies need room for their head too; the head is bounded by the parser limits.
+constexpr size_t kHeadSlack = 64;
+
+struct ExSlot {
+    Exchange x;
+    Bytes answer; // an out-of-order answer, kept until its turn
+    uint8_t state = kFree;
+    bool answer_closes = false;
+    uint32_t answer_reason = 0; // the close reason of a closing answer or an error answer
+    int error_status = 0;
+};
+
+} // namespace conn_detail
+
+struct Conn::State {
+    State *next_free = nullptr;
+    const ConnSettings &cfg;
+
+    // Read buffer: the pooled block, or a private heap buffer while a large
+    // head or body needs more room.
+    char *block = nullptr;
+    char *buf = nullptr;
+    size_t cap = 0;
+    size_t parse_pos = 0; // start of the next request's head
+    size_t end = 0;       // bytes held
+
+    // The request being read.
+    conn_detail::Phase phase = conn_detail::kHead;
+    bool cont_pending = false; // 100 Continue owed to the request being read
+    size_t head_start = 0, head_end = 0;
+    size_t raw_pos = 0, data_end = 0; // chunked: next raw byte, end of decoded data
+    weir_http1_request head{};
+    weir_http1_chunked dec{};
+    uint32_t arena_cur = 0; // where the request being read keeps its field views
+
+    // Exchanges, a ring indexed by sequence number.
+    conn_detail::ExSlot *slots = nullptr;
+    uint32_t nslots = 0;
+    uint32_t write_seq = 0; // next answer to queue for output
+    uint32_t take_seq = 0;  // next request to hand out
+    uint32_t parse_seq = 0; // the request being read
+    uint32_t taken = 0;     // handed out and unanswered (kTaken + kDropped)
+
+    weir_header_t *arena = nullptr;
+    uint32_t arena_cap = 0;
+    uint32_t arena_pos = 0;
+
+    OutQueue out;
+
+    State(const ConnSettings &c, SegPool &segs) : cfg(c), out(segs) {}
+    ~State();
+    State(const State &) = delete;
+    State &operator=(const State &) = delete;
+    // The allocations; false when one failed (the destructor frees the rest).
+    bool init();
+
+    conn_detail::ExSlot &slot(uint32_t seq) { return slots[seq % nslots]; }
+    uint32_t live() const { return parse_seq - write_seq; }
+    size_t block_size() const { return cfg.read_buffer_size ? cfg.read_buffer_size : 16384; }
+    // Back to a fresh state for the next owner; keeps the allocations.
+    void reset();
+};
+
+} // namespace weir

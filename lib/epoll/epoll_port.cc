@@ -1,0 +1,262 @@
+// The epoll backend. All logic lives in the worker (lib/loop); this file only
+// does I/O and reports it through the worker's port callbacks, at once: no
+// operation is ever in flight, so Worker::op_begin is never needed.
+#include "epoll/epoll_port.h"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <new>
+
+#include "loop/worker.h"
+
+namespace weir {
+
+namespace {
+
+constexpr uint64_t kWakeTag = 1;
+constexpr uint64_t kListenerTag = 2;
+constexpr int kMaxEvents = 256;
+constexpr size_t kMaxIov = 64;
+constexpr uint32_t kConnEvents = EPOLLIN | EPOLLRDHUP | EPOLLET;
+
+bool resource_errno(int e) { return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM; }
+
+// epoll's part of a slot.
+struct EpollSlot {
+    bool out_armed;      // a write stopped short: EPOLLOUT continues it
+    bool out_registered; // EPOLLOUT is in the interest set
+    bool peer_hup;       // the peer's FIN (or an error) was reported: read on to the 0
+};
+
+class EpollPort final : public Port {
+  public:
+    ~EpollPort() override {
+        if (epfd_ >= 0)
+            ::close(epfd_);
+        if (wake_fd_ >= 0)
+            ::close(wake_fd_);
+    }
+
+    int init(Worker &w) override {
+        w_ = &w;
+        wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (wake_fd_ < 0)
+            return -errno;
+        epfd_ = ::epoll_create1(EPOLL_CLOEXEC);
+        if (epfd_ < 0)
+            return -errno;
+        return ctl(EPOLL_CTL_ADD, wake_fd_, EPOLLIN | EPOLLET, kWakeTag);
+    }
+
+    int listen(int fd) override { return ctl(EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLET, kListenerTag); }
+
+    void unlisten(int fd) override { ::epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr); }
+
+    Take accept(int listen_fd, Accepted &out) override {
+        out.peer_len = sizeof out.peer;
+        int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr *>(&out.peer), &out.peer_len,
+                           SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            out.fd = fd;
+            return Take::Took;
+        }
+        out.error = errno;
+        if (out.error == EAGAIN || out.error == EWOULDBLOCK)
+            return Take::Empty;
+        return resource_errno(out.error) ? Take::Resource : Take::Other;
+    }
+
+    int start(Slot &s) override {
+        new (s.port) EpollSlot{};
+        int rc = ctl(EPOLL_CTL_ADD, s.fd, kConnEvents, reinterpret_cast<uint64_t>(&s));
+        if (rc < 0)
+            return rc;
+        // With TCP_DEFER_ACCEPT the request is usually here already: read it
+        // now rather than wait for an edge.
+        read_conn(s, 0);
+        return 0;
+    }
+
+    // Edge-triggered: bytes that came while the Conn was full bring no new
+    // edge, so read them now.
+    void want_read(Slot &s) override { read_conn(s, 0); }
+
+    // One gathered write of everything the Conn has, repeated only while the
+    // kernel takes it all and the Conn has more (past kMaxIov segments).
+    void write(Slot &s) override {
+        EpollSlot &st = port_state<EpollSlot>(s);
+        if (st.out_armed)
+            return; // EPOLLOUT continues it
+        iovec iov[kMaxIov];
+        for (;;) {
+            size_t k = w_->lend_output(s, iov, kMaxIov);
+            if (k == 0)
+                break;
+            size_t want = 0;
+            for (size_t i = 0; i < k; i++)
+                want += iov[i].iov_len;
+            // sendmsg, not writev: MSG_NOSIGNAL, weir never raises SIGPIPE.
+            msghdr msg{};
+            msg.msg_iov = iov;
+            msg.msg_iovlen = k;
+            ssize_t n;
+            do
+                n = ::sendmsg(s.fd, &msg, MSG_NOSIGNAL);
+            while (n < 0 && errno == EINTR);
+            if (n < 0) {
+                int e = errno;
+                if (e == EAGAIN || e == EWOULDBLOCK) {
+                    w_->written(s, 0);
+                    arm_out(s);
+                } else {
+                    w_->written(s, -e);
+                }
+                return;
+            }
+            w_->written(s, n);
+            if (static_cast<size_t>(n) < want) {
+                arm_out(s);
+                return;
+            }
+        }
+        if (st.out_registered) {
+            // Everything left: stop hearing about writability.
+            st.out_registered = false;
+            ctl(EPOLL_CTL_MOD, s.fd, kConnEvents, reinterpret_cast<uint64_t>(&s));
+        }
+    }
+
+    // close(2) removes the fd from the interest list (weir never dup()s it),
+    // and nothing is ever in flight, so the slot may go at once.
+    void close(Slot &s, bool drain) override {
+        if (drain) {
+            // FIN first, then discard what already arrived (bounded: later
+            // bytes still draw a reset, but the answer and the FIN lead them).
+            ::shutdown(s.fd, SHUT_WR);
+            char sink[4096];
+            for (int i = 0; i < 64; i++)
+                if (::recv(s.fd, sink, sizeof sink, MSG_DONTWAIT) <= 0)
+                    break;
+        }
+        ::close(s.fd);
+    }
+
+    void release(Slot &s) override { ::epoll_ctl(epfd_, EPOLL_CTL_DEL, s.fd, nullptr); }
+
+    void wait(int timeout_ms) override {
+        int n = ::epoll_wait(epfd_, events_, kMaxEvents, timeout_ms);
+        if (n < 0) {
+            if (errno != EINTR)
+                w_->log_once(LOG_BACKEND, "epoll_wait failed");
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            const epoll_event &ev = events_[i];
+            if (ev.data.u64 == kWakeTag) {
+                uint64_t v;
+                while (::read(wake_fd_, &v, sizeof v) > 0) {
+                }
+                w_->woken();
+            } else if (ev.data.u64 == kListenerTag) {
+                w_->door_ready();
+            } else {
+                // Slots are freed only after the wait, so the tag is live;
+                // a closed one (fd -1) has nothing left to hear.
+                Slot &s = *reinterpret_cast<Slot *>(ev.data.u64);
+                if (s.fd >= 0 && (ev.events & EPOLLOUT)) {
+                    port_state<EpollSlot>(s).out_armed = false;
+                    write(s);
+                }
+                if (s.fd >= 0 && (ev.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+                    read_conn(s, ev.events);
+            }
+        }
+    }
+
+    void wake() override {
+        uint64_t one = 1;
+        ssize_t rc = ::write(wake_fd_, &one, sizeof one);
+        (void)rc; // EAGAIN: the counter is full, so a wake is pending anyway
+    }
+
+    const char *name() const override { return "epoll"; }
+
+  private:
+    int ctl(int op, int fd, uint32_t events, uint64_t tag) {
+        epoll_event ev{};
+        ev.events = events;
+        ev.data.u64 = tag;
+        if (::epoll_ctl(epfd_, op, fd, &ev) < 0) {
+            int e = errno;
+            w_->log_once(LOG_BACKEND, "epoll_ctl failed");
+            return -e;
+        }
+        return 0;
+    }
+
+    void arm_out(Slot &s) {
+        EpollSlot &st = port_state<EpollSlot>(s);
+        st.out_armed = true;
+        if (!st.out_registered) {
+            st.out_registered = true;
+            ctl(EPOLL_CTL_MOD, s.fd, kConnEvents | EPOLLOUT, reinterpret_cast<uint64_t>(&s));
+        }
+    }
+
+    // Reads until the socket is dry (a short read means it was, at that
+    // moment: later bytes bring a new edge) or the Conn has no room. A read
+    // that finds nothing is reported too: a connection that has sent
+    // nothing gives its buffers back.
+    void read_conn(Slot &s, uint32_t events) {
+        EpollSlot &st = port_state<EpollSlot>(s);
+        if (s.eof) {
+            if (events & (EPOLLERR | EPOLLHUP))
+                w_->input_end(s, ECONNRESET);
+            return;
+        }
+        if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+            st.peer_hup = true;
+        for (;;) {
+            iovec space = w_->lend_input(s);
+            if (space.iov_len == 0) {
+                if (events & EPOLLERR)
+                    w_->input_end(s, ECONNRESET);
+                return;
+            }
+            ssize_t n;
+            do
+                n = ::read(s.fd, space.iov_base, space.iov_len);
+            while (n < 0 && errno == EINTR);
+            if (n <= 0) {
+                int e = n < 0 ? errno : 0;
+                w_->input(s, 0); // the lend comes back empty
+                if (n == 0)
+                    w_->input_end(s, 0);
+                else if (e != EAGAIN && e != EWOULDBLOCK)
+                    w_->input_end(s, e);
+                return;
+            }
+            if (!w_->input(s, static_cast<size_t>(n)))
+                return;
+            // After the peer's FIN no new edge will come: read on to the 0.
+            if (static_cast<size_t>(n) < space.iov_len && !st.peer_hup)
+                return;
+        }
+    }
+
+    Worker *w_ = nullptr;
+    int epfd_ = -1;
+    int wake_fd_ = -1;
+    epoll_event events_[kMaxEvents];
+};
+
+} // namespace
+
+std::unique_ptr<Port> make_epoll_port() { return std::unique_ptr<Port>(new (std::nothrow) EpollPort); }
+
+} // namespace weir

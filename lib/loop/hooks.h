@@ -1,0 +1,19 @@
+// Test hooks of the loop: integration tests flip these to show what a rule
+// guards against (the rule's own mutant). Never set outside tests. The pause
+// linger's hooks are in linger.h.
+#pragma once
+
+#include <atomic>
+
+namespace weir {
+
+struct LoopHooks {
+    // The accept batch's mutant: run the doors where the listener's event
+    // falls in the event list (inside the port's wait), not after the pass's
+    // other events were settled. tests/integration/test_accept_batch.cc must
+    // fail with it.
+    std::atomic<bool> doors_at_event{false};
+};
+LoopHooks &loop_hooks();
+
+} // namespace weir

@@ -1,0 +1,94 @@
+// The port: the narrow seam between the shared loop and a backend
+// (DESIGN.md §2, docs/engine.md "The port").
+//
+// It is shaped around completions, which epoll emulates cheaply and io_uring
+// is natively: the worker asks (start a connection, want to read, write,
+// accept one, close, release, wait, wake) and the backend does, reporting
+// through the worker's port callbacks (worker.h): input landed in a lent
+// buffer or in one the backend lends, input ended, output written, a door is
+// ready, the wake fired. epoll does its reads, writes and accept4 itself and
+// reports at once; io_uring reports from CQEs.
+//
+// The rule a completion backend lives by: nothing a kernel operation
+// references moves or is freed while the operation is in flight. The backend
+// counts its operations on a slot (Worker::op_begin / op_end); the worker
+// frees a slot only when that count is 0, the connection is closed and no
+// exchange is out, and a Conn never moves or frees what it lent (conn.h).
+//
+// Threading: every call but wake() is made on the worker's owning thread.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "loop/doors.h"
+
+namespace weir {
+
+struct Slot;
+class Worker;
+
+// What accept() gives the door's batch.
+struct Accepted {
+    int fd = -1;
+    sockaddr_storage peer{};
+    socklen_t peer_len = 0;
+    int error = 0; // the errno with Take::Resource and Take::Other
+};
+
+// Bytes of every slot that belong to its backend (EPOLLOUT armed, operations
+// posted, buffer ids): see port_state() in worker.h.
+inline constexpr size_t kPortSlotBytes = 32;
+
+class Port {
+  public:
+    virtual ~Port() = default;
+    // Before the loop runs. The port keeps w for its callbacks.
+    virtual int init(Worker &w) = 0;
+
+    // Hear about connections arriving on a listener (Worker::door_ready),
+    // and stop hearing before the worker closes it.
+    virtual int listen(int fd) = 0;
+    virtual void unlisten(int fd) = 0;
+    // One connection for the door's batch (the worker decides how many a
+    // batch takes): Took with out filled, Empty when the door ran dry,
+    // Resource (EMFILE, ENFILE, ENOBUFS, ENOMEM) or Other with out.error.
+    virtual Take accept(int listen_fd, Accepted &out) = 0;
+
+    // A connection starts (accepted, handed over or adopted): hear about its
+    // input, and read what is already there.
+    virtual int start(Slot &s) = 0;
+    // The Conn has room again after Worker::lend_input found none: read when
+    // bytes are there (they may be there already).
+    virtual void want_read(Slot &s) = 0;
+    // The Conn has output: write it all, as the socket takes it, reporting
+    // each completion through Worker::written. A write already under way
+    // picks the new bytes up; the call is then a no-op.
+    virtual void write(Slot &s) = 0;
+    // The worker is done with the socket: close it, after a FIN and a
+    // bounded drain of what already arrived when drain is set (so the peer
+    // reads the last answer instead of a reset). Operations still in flight
+    // keep the slot alive until they are reported (close may be "not yet").
+    virtual void close(Slot &s, bool drain) = 0;
+    // Stop hearing about s without closing its fd: it leaves in an image.
+    // The same rule for operations in flight.
+    virtual void release(Slot &s) = 0;
+
+    // Waits up to timeout_ms (-1: no bound, 0: none) and reports what
+    // happened. Never frees a slot.
+    virtual void wait(int timeout_ms) = 0;
+    // Any thread: makes wait() return (Worker::woken).
+    virtual void wake() = 0;
+    virtual const char *name() const = 0;
+};
+
+// The one factory: the port of a backend (WEIR_BACKEND_*). Returns 0 and
+// *out, -EINVAL (unknown backend), WEIR_E_UNAVAILABLE (not in this build or
+// refused by this kernel), -ENOMEM. Tests pass their own to Engine::create.
+using PortFactory = int (*)(uint32_t backend, std::unique_ptr<Port> *out);
+int make_port(uint32_t backend, std::unique_ptr<Port> *out);
+
+} // namespace weir

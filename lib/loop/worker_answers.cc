@@ -1,0 +1,121 @@
+// Handing requests out (inline handlers or the driven queue) and taking
+// answers back: directly on the owning thread, through the MPSC queue from
+// any other.
+#include <cerrno>
+
+#include "http1/response.h"
+#include "loop/engine.h"
+#include "loop/worker.h"
+
+namespace weir {
+
+void Worker::dispatch(Slot &s) {
+    Conn &c = s.conn();
+    while (c.has_request()) {
+        if (!inline_ && !ready_room()) {
+            // Not a request can be handed out without its place in the queue.
+            log_once(LOG_NO_MEMORY, "out of memory for the driven request queue; connection closed");
+            c.close(WEIR_CLOSE_RESOURCE);
+            mark_dirty(s);
+            return;
+        }
+        Exchange *x = c.take_request();
+        x->user = &s;
+        if (inline_)
+            call_handler(x);
+        else
+            ready_.push_back(x); // cannot throw: ready_room() made the room
+    }
+}
+
+// Room for one more driven request, growing the queue without throwing.
+bool Worker::ready_room() {
+    if (ready_.size() < ready_.capacity())
+        return true;
+    try {
+        ready_.reserve(ready_.capacity() * 2 + 64);
+    } catch (...) {
+        return false;
+    }
+    return true;
+}
+
+void Worker::call_handler(Exchange *x) {
+    cur_ex_ = x;
+    cur_answered_ = cur_deferred_ = false;
+    engine_.cfg().on_request(engine_.cfg().user, reinterpret_cast<weir_exchange *>(x));
+    cur_ex_ = nullptr;
+    if (!cur_answered_ && !cur_deferred_) {
+        // The contract says answer or defer; a handler that did neither
+        // would leave the connection hanging forever.
+        log_once(LOG_NO_ANSWER, "on_request returned without weir_respond or weir_defer; answered 500");
+        Slot &s = *static_cast<Slot *>(x->user);
+        s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
+        mark_dirty(s);
+    }
+}
+
+int Worker::respond(Exchange *x, int status, const weir_header_t *h, size_t nh, const void *body, size_t len,
+                    uint32_t flags) {
+    Slot &s = *static_cast<Slot *>(x->user);
+    if (owner_thread()) {
+        int rc = s.conn().respond(x, status, h, nh, body, len, flags);
+        if (rc != -EINVAL && x == cur_ex_)
+            cur_answered_ = true;
+        mark_dirty(s);
+        return rc;
+    }
+    // The same rules Conn::respond applies, so a foreign caller gets -EINVAL
+    // at once rather than an answer the connection would refuse later.
+    int rc = http1::validate_answer(status, h, nh, body, len);
+    if (rc < 0)
+        return rc;
+    if (finished())
+        return WEIR_E_GONE;
+    if (s.gone.load(std::memory_order_acquire)) {
+        // Still post, so the worker releases the exchange and frees the zombie.
+        if (Answer *a = answer_pool_.make_drop(x)) {
+            answers_.push(a);
+            wake();
+        }
+        return WEIR_E_GONE;
+    }
+    Answer *a = answer_pool_.make(x, status, h, nh, body, len, flags);
+    if (!a)
+        return -ENOMEM;
+    answers_.push(a);
+    wake();
+    return 0;
+}
+
+int Worker::defer(Exchange *x) {
+    if (!inline_ || !owner_thread() || x != cur_ex_ || cur_answered_ || cur_deferred_)
+        return -EINVAL;
+    cur_deferred_ = true;
+    return 0;
+}
+
+void Worker::drain_answers() {
+    if (answers_.empty())
+        return;
+    for (MpscNode *n = answers_.take_all(); n;) {
+        auto *a = static_cast<Answer *>(n);
+        n = n->next;
+        apply(a);
+    }
+}
+
+void Worker::apply(Answer *a) {
+    Slot &s = *static_cast<Slot *>(a->x->user);
+    int rc = s.conn().respond(a->x, a->status, a->headers, a->num_headers, a->body, a->body_len, a->flags);
+    if (rc == -EINVAL) {
+        // Checked before posting, so this is a bug, not bad input: the
+        // exchange still needs an answer.
+        log_once(LOG_BAD_ANSWER, "a deferred answer was refused by the connection; answered 500");
+        s.conn().respond(a->x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
+    }
+    mark_dirty(s);
+    answer_pool_.give(a);
+}
+
+} // namespace weir

@@ -1,0 +1,238 @@
+// A worker's connections: slots, admitting (an accept, a hand-off or an
+// adopted image: one path), closing, detaching at a request boundary.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "loop/engine.h"
+#include "loop/linger.h"
+#include "loop/worker.h"
+
+namespace weir {
+
+namespace {
+
+// Closes after which the peer may still be sending (a refused or timed-out
+// request): FIN first and discard what already arrived, so the answer is
+// read rather than destroyed by a reset.
+bool lingering(uint32_t reason) {
+    return reason == WEIR_CLOSE_BAD_REQUEST || reason == WEIR_CLOSE_HEADER_TIMEOUT || reason == WEIR_CLOSE_SILENT;
+}
+
+} // namespace
+
+Worker *exchange_worker(const Exchange *x) {
+    auto *s = static_cast<const Slot *>(x->user);
+    return s ? s->worker : nullptr;
+}
+
+int exchange_peer(const Exchange *x, sockaddr_storage *ss, socklen_t *len) {
+    auto *s = static_cast<const Slot *>(x->user);
+    if (!s)
+        return -EINVAL;
+    *ss = s->peer;
+    *len = s->peer_len;
+    return 0;
+}
+
+Slot *Worker::alloc_slot() {
+    if (!free_slots_) {
+        std::unique_ptr<Slot[]> chunk(new (std::nothrow) Slot[kSlotChunk]);
+        if (!chunk)
+            return nullptr;
+        try {
+            chunks_.push_back(nullptr);
+        } catch (...) {
+            return nullptr;
+        }
+        for (uint32_t i = 0; i < kSlotChunk; i++) {
+            chunk[i].worker = this;
+            chunk[i].timer.owner = &chunk[i];
+            chunk[i].next_free = free_slots_;
+            free_slots_ = &chunk[i];
+        }
+        chunks_.back() = std::move(chunk);
+    }
+    Slot *s = free_slots_;
+    free_slots_ = s->next_free;
+    s->next_free = nullptr;
+    slots_in_use_++;
+    return s;
+}
+
+void Worker::free_slot(Slot &s) {
+    unlink_dirty(s);
+    s.conn().~Conn();
+    s.in_use = false;
+    s.next_free = free_slots_;
+    free_slots_ = &s;
+    slots_in_use_--;
+}
+
+// A closed or released slot is freed once the kernel names it in no
+// operation, no exchange of it is out, and nothing of its Conn is lent; a
+// detached one is handed over at that moment (not before: a read the old
+// port still had in flight could otherwise land after the adopter read on).
+void Worker::free_if_spent(Slot &s) {
+    if (s.fd >= 0 || !s.in_use || s.retry_queued || s.ops > 0)
+        return;
+    if (s.leaving)
+        hand_over(s);
+    if (s.conn().outstanding() == 0 && !s.conn().lent())
+        free_slot(s);
+}
+
+void Worker::fold(Slot &s) {
+    const Conn::Counters &c = s.conn().counters();
+    metrics.add(M_REQUESTS, c.requests - s.folded.requests);
+    metrics.add(M_RESPONSES, c.responses - s.folded.responses);
+    metrics.add(M_PARSE_ERRORS, c.parse_errors - s.folded.parse_errors);
+    metrics.add(M_CONTINUES_SENT, c.continues_sent - s.folded.continues_sent);
+    s.folded = c;
+}
+
+// Every connection enters here, whatever brought it: an accept (an image
+// with only fd and peer), a sibling's hand-off, or a detached connection's
+// image with its counters and unread bytes. The image's fd is the slot's
+// from here on.
+void Worker::admit(ConnImage &img) {
+    int fd = img.fd;
+    img.fd = -1;
+    if (nodelay_) { // socket options are the adopter's: re-applied whatever the source set
+        int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    Slot *sp = alloc_slot();
+    if (!sp) {
+        ::close(fd);
+        metrics.close(WEIR_CLOSE_RESOURCE);
+        log_once(LOG_NO_MEMORY, "out of memory for a connection slot; connection closed");
+        return;
+    }
+    Slot &s = *sp;
+    new (s.mem) Conn(engine_.settings(), *pool_, img.id ? img.id : engine_.next_conn_id());
+    s.in_use = true;
+    s.fd = fd;
+    s.ops = 0;
+    s.gone.store(false, std::memory_order_relaxed);
+    s.dirty = s.input_paused = s.retry_queued = s.eof = s.broken = s.activity = s.progress = false;
+    s.leaving = nullptr;
+    s.leaving_to = nullptr;
+    s.peer = img.peer;
+    s.peer_len = img.peer_len;
+    s.live_prev = nullptr;
+    s.live_next = live_;
+    if (live_)
+        live_->live_prev = &s;
+    live_ = &s;
+    live_count_++;
+    metrics.add(M_CONNECTIONS_OPEN);
+    Conn &c = s.conn();
+    if (!c.adopt(img))
+        log_once(LOG_NO_MEMORY, "out of memory for an adopted connection's bytes; connection closed");
+    s.folded = c.counters(); // the image's counts were its source's
+    if (detach_to_)
+        c.hold();
+    if (port_->start(s) < 0) {
+        log_once(LOG_BACKEND, "cannot watch an accepted connection; closed");
+        c.close(WEIR_CLOSE_RESOURCE);
+        close_conn(s, WEIR_CLOSE_RESOURCE);
+        settle_now(s);
+        return;
+    }
+    dispatch(s); // requests the image's bytes held
+    // Settled as soon as its handlers returned: inside a door's batch its
+    // answer leaves now, not when the batch ends (DESIGN.md §4).
+    settle_now(s);
+}
+
+void Worker::unlink_live(Slot &s) {
+    if (s.live_prev)
+        s.live_prev->live_next = s.live_next;
+    else
+        live_ = s.live_next;
+    if (s.live_next)
+        s.live_next->live_prev = s.live_prev;
+    s.live_prev = s.live_next = nullptr;
+    live_count_--;
+    metrics.sub(M_CONNECTIONS_OPEN);
+}
+
+// The worker is done with the socket; the Conn stays (a zombie) while
+// exchanges are out, and the slot while the port has operations in flight.
+void Worker::close_conn(Slot &s, uint32_t reason) {
+    if (s.fd < 0)
+        return;
+    timers_.disarm(s.timer);
+    fold(s);
+    // Counted before the peer can see the close, so a client that saw it
+    // reads consistent metrics.
+    metrics.close(reason);
+    bool drain = lingering(reason) && !s.broken && !linger_hooks().skip_error_drain.load();
+    port_->close(s, drain);
+    s.fd = -1;
+    s.gone.store(true, std::memory_order_release);
+    s.conn().on_closed();
+    unlink_live(s);
+    mark_dirty(s); // settle frees it once nothing is outstanding
+}
+
+// Closes every open connection at once (a forced shutdown, destroy).
+void Worker::close_all(uint32_t reason) {
+    while (live_) {
+        Slot &s = *live_;
+        s.conn().close(reason);
+        close_conn(s, reason);
+    }
+    flush();
+}
+
+// ---------------------------------------------------------------- moving
+
+void Worker::post_image(ImageNode *n) {
+    handoffs_.push(n);
+    wake();
+}
+
+void Worker::detach_all_to(Worker *to) {
+    detach_to_ = to;
+    for (Slot *s = live_; s; s = s->live_next) {
+        s->conn().hold();
+        mark_dirty(*s);
+    }
+}
+
+// At a request boundary: the Conn becomes an image, the port lets go of the
+// fd, and the image leaves once no operation names the slot.
+bool Worker::detach(Slot &s) {
+    auto *n = new (std::nothrow) ImageNode;
+    if (!n)
+        return false; // tried again at the next settle
+    if (!s.conn().detach(n->img)) {
+        delete n;
+        return false;
+    }
+    n->img.fd = s.fd;
+    n->img.peer = s.peer;
+    n->img.peer_len = s.peer_len;
+    timers_.disarm(s.timer);
+    fold(s);
+    port_->release(s);
+    s.fd = -1;
+    s.gone.store(true, std::memory_order_release);
+    s.leaving = n;
+    s.leaving_to = detach_to_;
+    unlink_live(s);
+    mark_dirty(s);
+    return true;
+}
+
+void Worker::hand_over(Slot &s) {
+    ImageNode *n = s.leaving;
+    s.leaving = nullptr;
+    s.leaving_to->post_image(n);
+    s.leaving_to = nullptr;
+}
+
+} // namespace weir

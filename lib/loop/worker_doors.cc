@@ -1,0 +1,125 @@
+// The doors (DESIGN.md §4): the listener and the hand-off queue, one batch
+// each per pass, after the pass's other connections were settled. Where the
+// connections come from is the port's business (Port::accept); how many a
+// batch admits is decided here, by run_batch (doors.h).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "loop/engine.h"
+#include "loop/linger.h"
+#include "loop/worker.h"
+
+namespace weir {
+
+void Worker::run_doors() {
+    if (listener_.state == ListenerState::Active || listener_.state == ListenerState::Lingering) {
+        BatchResult r = run_batch(listen_door_, accept_batch_, now_ms_, retry_ms_, [this] { return accept_one(); });
+        if (r.ran) {
+            metrics.add(M_ACCEPT_BATCHES);
+            if (r.was_owed)
+                metrics.add(M_ACCEPT_OWED);
+        }
+    }
+    BatchResult h = run_batch(handoff_door_, accept_batch_, now_ms_, retry_ms_, [this] { return admit_handoff(); });
+    if (h.ran && h.was_owed)
+        metrics.add(M_HANDOFFS_OWED);
+}
+
+Take Worker::accept_one() {
+    Accepted a;
+    Take t = port_->accept(listener_.fd, a);
+    if (t == Take::Empty)
+        return t;
+    if (t != Take::Took) {
+        if (a.error == EINTR)
+            return Take::Other;
+        char msg[128];
+        if (t == Take::Resource) {
+            metrics.add(M_ACCEPT_RESOURCE_ERRORS);
+            std::snprintf(msg, sizeof msg, "accept: %s; accepting paused until the next retry",
+                          strerrorname_np(a.error));
+            log_once(LOG_ACCEPT_RESOURCE, msg);
+            return t;
+        }
+        metrics.add(M_ACCEPT_OTHER_ERRORS);
+        std::snprintf(msg, sizeof msg, "accept: %s", strerrorname_np(a.error));
+        log_once(LOG_ACCEPT_OTHER, msg);
+        return t;
+    }
+    metrics.add(M_ACCEPTED);
+    accepted_in_poll_++;
+    if (auto hook = linger_hooks().on_accept.load(std::memory_order_relaxed))
+        hook(a.fd);
+    if (live_count_ >= max_connections_) {
+        if (hand_off(a))
+            return Take::Took;
+        metrics.close(WEIR_CLOSE_MAX_CONNECTIONS); // counted before the peer can see it
+        ::close(a.fd);
+        return Take::Took;
+    }
+    ConnImage img;
+    img.fd = a.fd;
+    img.peer = a.peer;
+    img.peer_len = a.peer_len;
+    admit(img);
+    return Take::Took;
+}
+
+// Over max_connections: the sibling with the most room takes the connection
+// through its hand-off door.
+bool Worker::hand_off(const Accepted &a) {
+    if (engine_.stopping())
+        return false;
+    Worker *to = engine_.sibling_with_room(this);
+    if (!to)
+        return false;
+    auto *n = new (std::nothrow) ImageNode;
+    if (!n)
+        return false;
+    n->img.fd = a.fd;
+    n->img.peer = a.peer;
+    n->img.peer_len = a.peer_len;
+    to->post_image(n);
+    metrics.add(M_HANDOFFS);
+    return true;
+}
+
+Take Worker::admit_handoff() {
+    if (!handoff_local_)
+        handoff_local_ = handoffs_.take_all();
+    if (!handoff_local_)
+        return Take::Empty;
+    auto *n = static_cast<ImageNode *>(handoff_local_);
+    handoff_local_ = n->next;
+    // Never passed on again: two full workers must not play ping-pong.
+    if (live_count_ >= max_connections_ && !stop_begun_) {
+        metrics.close(WEIR_CLOSE_MAX_CONNECTIONS);
+        drop_image(n);
+    } else {
+        admit(n->img);
+        delete n;
+    }
+    return Take::Took;
+}
+
+void Worker::drop_image(ImageNode *n) {
+    if (n->img.fd >= 0)
+        ::close(n->img.fd);
+    delete n;
+}
+
+// Images nobody will admit any more (destroy): their sockets close.
+void Worker::drop_images() {
+    MpscNode *lists[2] = {handoff_local_, handoffs_.take_all()};
+    handoff_local_ = nullptr;
+    for (MpscNode *n : lists)
+        while (n) {
+            MpscNode *next = n->next;
+            drop_image(static_cast<ImageNode *>(n));
+            n = next;
+        }
+}
+
+} // namespace weir

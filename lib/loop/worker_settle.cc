@@ -1,0 +1,232 @@
+// Settling connections, and the callbacks through which the port reports.
+//
+// Every connection something happened to is marked dirty and settled once
+// per pass (and a connection admitted inside a door's batch as soon as its
+// handlers returned): its requests handed out, its output given to the port
+// in one write, its timer armed for what it waits on, its close when it is
+// done, and its slot freed when nothing is out any more.
+#include <cerrno>
+
+#include "loop/engine.h"
+#include "loop/linger.h"
+#include "loop/worker.h"
+
+namespace weir {
+
+namespace {
+
+TimerKind timer_for(ConnWait w) {
+    switch (w) {
+    case ConnWait::FirstByte: // one deadline from the start to the end of the head
+    case ConnWait::Head:
+        return TimerKind::Head;
+    case ConnWait::Idle:
+        return TimerKind::Idle;
+    case ConnWait::Output:
+        return TimerKind::Output;
+    default:
+        return TimerKind::None;
+    }
+}
+
+uint32_t close_for_errno(int e) {
+    return (e == ECONNRESET || e == EPIPE || e == ECONNABORTED) ? WEIR_CLOSE_PEER : WEIR_CLOSE_IO_ERROR;
+}
+
+} // namespace
+
+void Worker::mark_dirty(Slot &s) {
+    if (s.dirty || &s == settling_)
+        return;
+    s.dirty = true;
+    s.next_dirty = nullptr;
+    s.prev_dirty = dirty_tail_;
+    if (dirty_tail_)
+        dirty_tail_->next_dirty = &s;
+    else
+        dirty_ = &s;
+    dirty_tail_ = &s;
+}
+
+void Worker::unlink_dirty(Slot &s) {
+    if (!s.dirty)
+        return;
+    if (s.prev_dirty)
+        s.prev_dirty->next_dirty = s.next_dirty;
+    else
+        dirty_ = s.next_dirty;
+    if (s.next_dirty)
+        s.next_dirty->prev_dirty = s.prev_dirty;
+    else
+        dirty_tail_ = s.prev_dirty;
+    s.next_dirty = s.prev_dirty = nullptr;
+    s.dirty = false;
+}
+
+void Worker::flush() {
+    while (dirty_) {
+        Slot *s = dirty_;
+        unlink_dirty(*s);
+        settle(*s);
+    }
+}
+
+void Worker::settle_now(Slot &s) {
+    unlink_dirty(s);
+    settle(s);
+}
+
+// Once per pass for every connection the pass touched: one write of all its
+// output, then the timer its state calls for, a read to resume if the Conn
+// has room again, a close when it is done, a detach when one is asked for and
+// it is at a request boundary, and a free when a zombie is spent.
+void Worker::settle(Slot &s) {
+    Slot *outer = settling_;
+    settling_ = &s;
+    if (s.fd >= 0) {
+        Conn &c = s.conn();
+        // Answers free pipeline room: requests the Conn already holds (it may
+        // have read past max_pipeline) are handed out now, before the write,
+        // so inline answers to them leave in the same write.
+        dispatch(s);
+        fold(s); // before the write, so a client that sees the answer sees the counts
+        if (c.output_pending() > 0 && !s.broken)
+            port_->write(s);
+    }
+    if (s.fd >= 0) {
+        Conn &c = s.conn();
+        fold(s);
+        ConnWait w = c.wait();
+        if (w == ConnWait::Done || s.broken) {
+            // After an error nothing more can be sent: the Conn turns zombie
+            // for the exchanges still out, whose answers get WEIR_E_GONE.
+            close_conn(s, c.close_reason());
+        } else if (detach_to_ && c.detachable()) {
+            detach(s);
+        } else {
+            TimerKind k = timer_for(w);
+            bool rearm = k != s.timer.kind || (k == TimerKind::Idle && s.activity) ||
+                         (k == TimerKind::Output && s.progress);
+            if (k == TimerKind::None)
+                timers_.disarm(s.timer);
+            else if (rearm)
+                timers_.arm(s.timer, k, now_ms_);
+            if (s.input_paused && !s.eof && !s.retry_queued && c.can_read()) {
+                s.retry_queued = true;
+                s.next_retry = retry_;
+                retry_ = &s;
+            }
+        }
+    }
+    s.activity = s.progress = false;
+    settling_ = outer;
+    free_if_spent(s);
+}
+
+void Worker::retry_reads() {
+    Slot *r = retry_;
+    retry_ = nullptr;
+    while (r) {
+        Slot *s = r;
+        r = s->next_retry;
+        s->next_retry = nullptr;
+        s->retry_queued = false;
+        if (s->fd >= 0 && !s->eof && s->input_paused) {
+            s->input_paused = false;
+            port_->want_read(*s);
+        }
+        mark_dirty(*s);
+    }
+}
+
+void Worker::expire_timers() {
+    TimerKind k;
+    while (TimerNode *n = timers_.pop_expired(now_ms_, &k)) {
+        Slot &s = *static_cast<Slot *>(n->owner);
+        if (k == TimerKind::Head) {
+            // 408 for a head that started (written, then closed), a silent
+            // close for a connection that never sent a byte.
+            s.conn().expire_head();
+            mark_dirty(s);
+            continue;
+        }
+        uint32_t reason = k == TimerKind::Idle ? WEIR_CLOSE_IDLE_TIMEOUT : WEIR_CLOSE_WRITE_TIMEOUT;
+        s.conn().close(reason);
+        close_conn(s, reason);
+    }
+}
+
+// ---------------------------------------------------------------- the port's callbacks
+
+iovec Worker::lend_input(Slot &s) {
+    iovec sp = s.conn().read_space();
+    if (sp.iov_len == 0) {
+        s.input_paused = true;
+        mark_dirty(s); // the Conn may have closed itself (out of memory)
+    }
+    return sp;
+}
+
+bool Worker::input(Slot &s, size_t n) {
+    s.conn().on_read(n);
+    if (n == 0)
+        return false;
+    metrics.add(M_BYTES_IN, n);
+    s.activity = true;
+    mark_dirty(s);
+    dispatch(s);
+    return true;
+}
+
+size_t Worker::input_lent(Slot &s, const char *p, size_t n) {
+    size_t took = s.conn().take_bytes(p, n);
+    if (took < n)
+        s.input_paused = true;
+    if (took) {
+        metrics.add(M_BYTES_IN, took);
+        s.activity = true;
+        dispatch(s);
+    }
+    mark_dirty(s);
+    return took;
+}
+
+void Worker::input_end(Slot &s, int err) {
+    Conn &c = s.conn();
+    s.eof = true;
+    if (err == 0) {
+        c.on_eof();
+    } else {
+        c.close(close_for_errno(err));
+        s.broken = true;
+    }
+    mark_dirty(s);
+    dispatch(s);
+}
+
+size_t Worker::lend_output(Slot &s, iovec *iov, size_t max) { return s.conn().output_iov(iov, max); }
+
+void Worker::written(Slot &s, ssize_t n) {
+    Conn &c = s.conn();
+    if (n >= 0) {
+        if (n > 0) {
+            metrics.add(M_BYTES_OUT, static_cast<uint64_t>(n));
+            s.activity = s.progress = true;
+        }
+        c.on_written(static_cast<size_t>(n));
+    } else {
+        c.on_written(0);
+        c.close(close_for_errno(static_cast<int>(-n)));
+        s.broken = true;
+    }
+    mark_dirty(s);
+}
+
+void Worker::op_end(Slot &s) {
+    if (s.ops > 0)
+        s.ops--;
+    if (s.ops == 0 && s.fd < 0)
+        mark_dirty(s); // settle frees (or hands over) what the kernel no longer names
+}
+
+} // namespace weir

@@ -1,0 +1,98 @@
+// Shutdown (stop accepting, let in-flight exchanges finish within the grace,
+// then close what is left) and the driven host's poll.
+#include <climits>
+
+#include "loop/engine.h"
+#include "loop/worker.h"
+
+namespace weir {
+
+// Stop accepting: admit what siblings handed over, close the listener, clear
+// both doors; ask every connection to finish (idle ones close at once).
+void Worker::begin_stop() {
+    stop_begun_ = true;
+    handoff_door_.ready = true;
+    run_batch(handoff_door_, 0, now_ms_, retry_ms_, [this] { return admit_handoff(); });
+    door_clear(handoff_door_);
+    if (listener_.fd >= 0)
+        port_->unlisten(listener_.fd);
+    listener_.close_now();
+    set_listener_state(ListenerState::Closed);
+    door_clear(listen_door_);
+    for (Slot *s = live_; s; s = s->live_next) {
+        s->conn().close(WEIR_CLOSE_SHUTDOWN);
+        mark_dirty(*s);
+    }
+}
+
+void Worker::stop_tick() {
+    if (live_count_ > 0 && now_ms_ >= engine_.grace_deadline_ms()) {
+        forced_ = true;
+        close_all(WEIR_CLOSE_SHUTDOWN);
+    }
+    if (live_count_ == 0)
+        finished_now();
+}
+
+void Worker::finished_now() {
+    if (finished())
+        return;
+    finished_.store(true, std::memory_order_release);
+    engine_.worker_finished();
+}
+
+void Worker::finish_here() {
+    if (finished())
+        return;
+    take_ownership();
+    now_ms_ = mono_ms();
+    if (!stop_begun_)
+        begin_stop();
+    flush();
+    if (live_count_ > 0)
+        forced_ = true;
+    close_all(WEIR_CLOSE_SHUTDOWN);
+    drain_answers();
+    flush();
+    finished_now();
+}
+
+int Worker::poll(Exchange **out, uint32_t max, int timeout_ms) {
+    if (finished())
+        return WEIR_E_SHUTDOWN;
+    if (listener_.state == ListenerState::None && !stop_begun_)
+        return WEIR_E_STATE;
+    take_ownership();
+    accepted_in_poll_ = 0;
+    int64_t deadline = timeout_ms < 0 ? INT64_MAX : mono_ms() + timeout_ms;
+    bool first = true;
+    while (ready_head_ == ready_.size() && !finished()) {
+        int t = -1;
+        if (timeout_ms >= 0) {
+            int64_t rel = deadline - mono_ms();
+            t = rel > 0 ? static_cast<int>(rel) : 0;
+        }
+        if (!first && t == 0)
+            break;
+        first = false;
+        pass(t);
+    }
+    // Owed accepts are taken now, up to max_connections accepts' worth, so
+    // one poll does not leave the backlog waiting on the host's handlers.
+    while (!finished() && (listen_door_.owed || handoff_door_.owed) && accepted_in_poll_ < max_connections_)
+        pass(0);
+    size_t avail = ready_.size() - ready_head_;
+    if (avail == 0 && finished())
+        return WEIR_E_SHUTDOWN;
+    size_t n = avail < max ? avail : max;
+    for (size_t i = 0; i < n; i++)
+        out[i] = ready_[ready_head_ + i];
+    ready_head_ += n;
+    if (ready_head_ == ready_.size()) {
+        ready_.clear();
+        ready_head_ = 0;
+    }
+    return static_cast<int>(n);
+}
+
+} // namespace weir
