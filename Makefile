@@ -79,6 +79,8 @@ $(B)/obj/%.o: %.cc
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
 # The test fixtures see cmocka (tests/cmocka_cxx.h): they skip a test themselves.
+# Kept between builds (make would delete them as intermediates of the test binaries).
+.SECONDARY: $(TEST_SUPPORT_OBJS)
 $(B)/obj/tests/support/%.o: tests/support/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -MMD -MP -c $< -o $@

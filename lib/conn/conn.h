@@ -227,6 +227,7 @@ class ConnPool {
     ConnPool(const ConnPool &) = delete;
     ConnPool &operator=(const ConnPool &) = delete;
     size_t cached() const; // states waiting in the pool (tests)
+    size_t in_use() const { return in_use_; } // states some Conn holds (tests)
     SegPool &segments() { return segs_; }
 
   private:
@@ -237,6 +238,7 @@ class ConnPool {
     SegPool segs_; // before free_: states hold segments of it
     Conn::State *free_ = nullptr;
     size_t cached_ = 0;
+    size_t in_use_ = 0;
 };
 
 } // namespace weir

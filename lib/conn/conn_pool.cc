@@ -74,6 +74,7 @@ Conn::State *ConnPool::take() {
         free_ = s->next_free;
         --cached_;
         s->next_free = nullptr;
+        ++in_use_;
         return s;
     }
     Conn::State *s = new (std::nothrow) Conn::State(settings_, segs_);
@@ -83,10 +84,13 @@ Conn::State *ConnPool::take() {
     }
     if (!s && conn_hooks().alloc_throws.load(std::memory_order_relaxed))
         throw std::bad_alloc(); // the arm that must lose (ConnHooks)
+    if (s)
+        ++in_use_;
     return s;
 }
 
 void ConnPool::give(Conn::State *s) {
+    --in_use_;
     s->reset();
     // A burst of active connections should not pin its memory forever.
     if (cached_ >= 256) {

@@ -146,6 +146,7 @@ class Worker {
     uint32_t index() const { return index_; }
     uint64_t open_connections() const { return metrics.get(M_CONNECTIONS_OPEN); }
     uint64_t slots_in_use() const { return slots_in_use_; } // owning thread (tests)
+    size_t states_in_use() const { return pool_->in_use(); } // connection buffers held; owning thread (tests)
     int listen_fd() const { return listener_.fd; }
     Port &port() { return *port_; }
     // Any thread: the listener's state as the worker last published it.

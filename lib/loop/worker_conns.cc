@@ -128,10 +128,14 @@ void Worker::admit(ConnImage &img) {
     live_ = &s;
     live_count_++;
     metrics.add(M_CONNECTIONS_OPEN);
+    // The image's counts were its source's; what its bytes parse to here is ours.
+    s.folded.requests = img.requests;
+    s.folded.responses = img.responses;
+    s.folded.parse_errors = img.parse_errors;
+    s.folded.continues_sent = img.continues_sent;
     Conn &c = s.conn();
     if (!c.adopt(img))
         log_once(LOG_NO_MEMORY, "out of memory for an adopted connection's bytes; connection closed");
-    s.folded = c.counters(); // the image's counts were its source's
     if (detach_to_)
         c.hold();
     if (port_->start(s) < 0) {

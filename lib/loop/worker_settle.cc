@@ -159,10 +159,13 @@ void Worker::expire_timers() {
 // ---------------------------------------------------------------- the port's callbacks
 
 iovec Worker::lend_input(Slot &s) {
-    iovec sp = s.conn().read_space();
+    Conn &c = s.conn();
+    iovec sp = c.read_space();
     if (sp.iov_len == 0) {
         s.input_paused = true;
-        mark_dirty(s); // the Conn may have closed itself (out of memory)
+        if (c.wants_close() && c.close_reason() == WEIR_CLOSE_RESOURCE)
+            log_once(LOG_NO_MEMORY, "out of memory for a connection's buffers; connection closed");
+        mark_dirty(s);
     }
     return sp;
 }
