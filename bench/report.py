@@ -1,7 +1,8 @@
 """Summaries, ratios, targets and the Markdown report for scripts/run-bench."""
 import statistics
 
-LABEL = {"weir": "weir-demo", "nginx": "nginx", "floor": "floor"}
+LABEL = {"weir": "weir-demo", "nginx": "nginx", "floor": "floor", "weir-base": "weir-base"}
+MEMORY_TARGET = 1024  # bytes per held connection, silent or idle
 SCENARIO_TEXT = {
     "keep-alive": "keep-alive, 64 connections",
     "close": "`Connection: close`, 64 connections",
@@ -31,6 +32,7 @@ def summarize(results):
                 "noisy": sum(1 for r in runs if r.get("noisy")),
             }
     idle = {k: _summary([r["bytes_per_conn"] for r in v]) for k, v in results["idle"].items()}
+    silent = {k: _summary([r["bytes_per_conn"] for r in v]) for k, v in results.get("silent", {}).items()}
 
     def med(scen, kind, what):
         return thr.get(scen, {}).get(kind, {}).get(what, {}).get("median")
@@ -42,6 +44,8 @@ def summarize(results):
             "rps_floor": _ratio(med(scen, "weir", "rps"), med(scen, "floor", "rps")),
             "cpu_nginx": _ratio(med(scen, "weir", "cpu"), med(scen, "nginx", "cpu")),
             "cpu_floor": _ratio(med(scen, "weir", "cpu"), med(scen, "floor", "cpu")),
+            "cpu_base": _ratio(med(scen, "weir", "cpu"), med(scen, "weir-base", "cpu")),
+            "rps_base": _ratio(med(scen, "weir", "rps"), med(scen, "weir-base", "rps")),
         }
 
     def target(text, value, limit, at_most, unit="x"):
@@ -58,9 +62,47 @@ def summarize(results):
         target("keep-alive throughput >= 1.25x nginx", r("keep-alive", "rps_nginx"), 1.25, False),
         target("pipelined throughput >= 0.9x floor", r("pipeline-16", "rps_floor"), 0.9, False),
         target("Connection: close throughput >= 1.0x nginx", r("close", "rps_nginx"), 1.0, False),
-        target("idle memory <= 1 KB per connection", idle.get("weir", {}).get("median"), 1024, True, "B"),
+        target("silent connection memory <= 1 KB per connection", silent.get("weir", {}).get("median"),
+               MEMORY_TARGET, True, "B"),
+        target("idle memory <= 1 KB per connection", idle.get("weir", {}).get("median"), MEMORY_TARGET, True, "B"),
     ]
-    return {"throughput": thr, "idle": idle, "ratios": ratios, "targets": targets}
+    return {"throughput": thr, "idle": idle, "silent": silent, "ratios": ratios, "targets": targets,
+            "baseline": baseline(results)}
+
+
+def baseline(results):
+    """weir over weir-base per scenario: the ratio of the median CPU per request
+    (and requests/s), with the min-max of the per-round ratios (weir and
+    weir-base run next to each other in every round, so a round's ratio shares
+    its moment's noise)."""
+    out = {}
+    for scen, by_kind in results["runs"].items():
+        w, b = by_kind.get("weir"), by_kind.get("weir-base")
+        if not w or not b:
+            continue
+        rounds = [x["cpu_us_per_req"] / y["cpu_us_per_req"] for x, y in zip(w, b) if y["cpu_us_per_req"]]
+        out[scen] = {
+            "cpu": _ratio(statistics.median(r["cpu_us_per_req"] for r in w),
+                          statistics.median(r["cpu_us_per_req"] for r in b)),
+            "rps": _ratio(statistics.median(r["rps"] for r in w), statistics.median(r["rps"] for r in b)),
+            "cpu_rounds": _summary(rounds) if rounds else None,
+        }
+    return out
+
+
+def baseline_lines(results):
+    """The log's lines for weir against weir-base (none without weir-base)."""
+    lines = []
+    for scen, r in baseline(results).items():
+        rr = r["cpu_rounds"]
+        spread = f" (rounds {rr['min']:.3f}–{rr['max']:.3f})" if rr else ""
+        lines.append(f"  weir/weir-base {scen:12}: CPU per request {_x3(r['cpu'])}{spread}, "
+                     f"requests/s {_x3(r['rps'])}")
+    return lines
+
+
+def _x3(v):
+    return "–" if v is None else f"{v:.3f}"
 
 
 def _mm(s, fmt):
@@ -72,9 +114,12 @@ def _x(v):
 
 
 def tables(summ, results):
-    lines = ["| scenario | server | requests/s, median (min–max) | server CPU µs/request, median (min–max) "
-             "| socket errors | non-2xx | others' CPU, % of a core, median (max) | noisy runs kept |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    if not summ["throughput"]:  # a BENCH_PARTS run without throughput
+        lines = ["(no throughput runs)"]
+    else:
+        lines = ["| scenario | server | requests/s, median (min–max) | server CPU µs/request, median (min–max) "
+                 "| socket errors | non-2xx | others' CPU, % of a core, median (max) | noisy runs kept |",
+                 "|---|---|---:|---:|---:|---:|---:|---:|"]
     for scen, by_kind in summ["throughput"].items():
         for kind in results["servers"]:
             if kind in by_kind:
@@ -82,17 +127,21 @@ def tables(summ, results):
                 lines.append(f"| {scen} | {LABEL[kind]} | {_mm(t['rps'], '{:,.0f}')} | {_mm(t['cpu'], '{:.2f}')} "
                              f"| {t['socket_errors']} | {t['non2xx']} "
                              f"| {t['others']['median']:.0f} ({t['others']['max']:.0f}) | {t['noisy']} |")
-    lines += ["", "| scenario | weir/nginx req/s | weir/floor req/s | weir/nginx CPU/req | weir/floor CPU/req |",
-              "|---|---:|---:|---:|---:|"]
-    for scen, r in summ["ratios"].items():
-        lines.append(f"| {scen} | {_x(r['rps_nginx'])} | {_x(r['rps_floor'])} | {_x(r['cpu_nginx'])} "
-                     f"| {_x(r['cpu_floor'])} |")
-    if summ["idle"]:
-        lines += ["", f"| idle memory ({results['idle_conns']} keep-alive connections) | bytes per connection, "
-                  "median (min–max) |", "|---|---:|"]
-        for kind in results["servers"]:
-            if kind in summ["idle"]:
-                lines.append(f"| {LABEL[kind]} | {_mm(summ['idle'][kind], '{:,.0f}')} |")
+    keys = ("rps_nginx", "rps_floor", "cpu_nginx", "cpu_floor")
+    shown = {scen: r for scen, r in summ["ratios"].items() if any(r[k] is not None for k in keys)}
+    if shown:  # not in a run of weir and weir-base alone
+        lines += ["", "| scenario | weir/nginx req/s | weir/floor req/s | weir/nginx CPU/req | weir/floor CPU/req |",
+                  "|---|---:|---:|---:|---:|"]
+    for scen, r in shown.items():
+        lines.append(f"| {scen} | " + " | ".join(_x(r[k]) for k in keys) + " |")
+    if summ.get("baseline"):
+        lines += ["", "| scenario | weir/weir-base CPU per request, ratio of medians (per-round min–max) "
+                  "| weir/weir-base requests/s |", "|---|---:|---:|"]
+        for scen, r in summ["baseline"].items():
+            rr = r["cpu_rounds"]
+            spread = f" ({rr['min']:.3f}–{rr['max']:.3f})" if rr else ""
+            lines.append(f"| {scen} | {_x3(r['cpu'])}{spread} | {_x3(r['rps'])} |")
+    lines += memory_table(summ, results)
     if results.get("syscalls"):
         lines += ["", "| syscalls per request | keep-alive (perf) | keep-alive (strace) | pipelined x16 (perf) "
                   "| pipelined x16 (strace) |", "|---|---:|---:|---:|---:|"]
@@ -110,6 +159,51 @@ def tables(summ, results):
         ok = "n/a" if t["ok"] is None else ("yes" if t["ok"] else "**no**")
         lines.append(f"| {t['text']} | {t['measured']} | {ok} |")
     return "\n".join(lines)
+
+
+def memory_table(summ, results):
+    """Rows silent / idle keep-alive, a column per server and the target."""
+    rows = [(m, t) for m, t in (("silent", "silent (connected, nothing sent)"),
+                                ("idle", "idle keep-alive (served one GET)")) if summ.get(m)]
+    if not rows:
+        return []
+    kinds = [k for k in results["servers"] if any(k in summ[m] for m, _ in rows)]
+    lines = ["", f"| bytes per connection ({results['idle_conns']} each), median (min–max) | "
+             + " | ".join(LABEL[k] for k in kinds) + " | target |", "|---|" + "---:|" * (len(kinds) + 1)]
+    for m, text in rows:
+        cells = [_mm(summ[m][k], "{:,.0f}") if k in summ[m] else "–" for k in kinds]
+        lines.append(f"| {text} | " + " | ".join(cells) + f" | ≤ {MEMORY_TARGET:,} |")
+    return lines
+
+
+def silent_notes(results):
+    """What the silent runs needed: the accept wait, and any shortfall."""
+    waits, bad = [], []
+    for kind in results["servers"]:
+        runs = results.get("silent", {}).get(kind)
+        if not runs:
+            continue
+        w = [r["accept_wait_s"] for r in runs]
+        waits.append(f"{LABEL[kind]} {min(w):.1f}–{max(w):.1f} s")
+        timed_out = sum(1 for r in runs if r["timed_out"])
+        if timed_out:
+            bad.append(f"**{LABEL[kind]}: the wait for accepts timed out in {timed_out} of {len(runs)} runs** "
+                       f"(limit {results.get('accept_wait_limit_s', '?')} s); its silent figures count only what "
+                       "it had accepted")
+        held = min(r["held"] for r in runs)
+        if held < runs[0]["n"]:
+            bad.append(f"**{LABEL[kind]} held only {held} of {runs[0]['n']} silent connections** in its worst "
+                       "run (bytes are per held connection)")
+    if not waits:
+        return []
+    why = "weir's TCP_DEFER_ACCEPT holds a silent one in SYN-RECV until the SYN-ACK retransmit"
+    cookies = [r["tcp_counters"].get("TCPReqQFullDoCookies", 0) for runs in results["silent"].values() for r in runs]
+    if any(cookies):  # netns-wide counters: a hint, not a proof
+        why += ("; the kernel counted SYN cookies in these runs (up to "
+                f"{max(cookies)} per run): a connection that finds the SYN queue full gets one, and a cookie "
+                "connection skips the deferral")
+    return [f"Silent connections: the servers had accepted them all this long after the client's last connect: "
+            f"{', '.join(waits)} ({why})."] + bad
 
 
 def _notes(results, summ):
@@ -171,6 +265,10 @@ def markdown(results, summ, svg_name):
     for kind in results["servers"]:
         if kind in cmds:
             out.append(f"- {LABEL[kind]}: `{cmds[kind]}`")
+    if "weir-base" in results["servers"]:
+        out += [f"- weir-demo is `{m.get('weir_commit', '?')}`; weir-base is {m.get('weir_base', '?')} built from "
+                f"`{m.get('weir_base_commit', '?')}`, each with its own libweir (from /proc/PID/maps: "
+                + ", ".join(f"{LABEL[k]} `{v}`" for k, v in results.get("libweir", {}).items()) + ")"]
     out += [
         "  (nginx: generated config build/bench/nginx.conf — 1 worker, master_process off, access_log off,",
         "  `return 200 \"Hello, World!\"`, keepalive_requests 100000000; floor: bench/floor/main.c, a",
@@ -182,8 +280,16 @@ def markdown(results, summ, svg_name):
         f"- close: `wrk -t1 -c{results['conns']} -d{results['duration_s']}s -H 'Connection: close' URL`",
         f"- pipelining: `wrk -t1 -c{results['conns']} -d{results['duration_s']}s -s bench/wrk/pipeline.lua URL "
         f"-- {results['pipeline']}`",
-        f"- idle memory: RSS growth of a fresh server while `build/bench/idle` holds {results['idle_conns']}",
-        "  keep-alive connections, each after one request (bench/idle/main.c)",
+        f"- memory: RSS growth (VmRSS) of a fresh, warmed-up server (one request served) while "
+        f"`build/bench/idle` holds {results['idle_conns']}",
+        "  connections, per connection the server holds (its socket count in /proc/PID/fd): *silent* ones",
+        "  connect and never send a byte (`idle HOST PORT N silent`), *idle keep-alive* ones each served one",
+        "  GET first (bench/idle/main.c). Silent ones reach the server only when accept(2) returns them, and",
+        "  weir's TCP_DEFER_ACCEPT holds them in SYN-RECV until the SYN-ACK retransmit, so the run waits (at",
+        f"  most {results.get('accept_wait_limit_s', 15):.0f} s) until `ss` shows the listener's accept queue "
+        "and its SYN-RECV entries empty",
+        "  before reading RSS (bench/memory.py). weir-demo runs with `--header-timeout-ms 120000` for",
+        "  them and nginx has `client_header_timeout 120s`, so no first-byte timeout closes them meanwhile",
         "- syscalls: `perf stat -e raw_syscalls:sys_enter -p PID` over a short keep-alive run and a pipelined",
         "  one, and `strace -c -f -p PID` over two more (strace slows the server; its per-request counts are",
         "  what matter)",
@@ -212,7 +318,7 @@ def markdown(results, summ, svg_name):
                 cells.append(", ".join(shown) or "–")
             out.append(f"| {LABEL[kind]} | {cells[0]} | {cells[1]} |")
         out.append("")
-    notes = _notes(results, summ)
+    notes = _notes(results, summ) + silent_notes(results)
     if notes:
         out += ["## Reading these figures", ""] + [f"- {n}" for n in notes] + [""]
     if results.get("parser"):
@@ -224,6 +330,8 @@ def markdown(results, summ, svg_name):
         "make bench                 # full run: rewrites this page (keeping sections other scripts own,",
         "                           # e.g. scripts/bench-go's) and docs/benchmarks.svg",
         "BENCH_QUICK=1 make bench   # smoke run: build/bench/benchmarks-quick.md only",
+        "scripts/bench-baseline COMMIT   # weir against weir built from COMMIT (CPU per request ratio):",
+        "                                # build/bench/benchmarks-baseline.md only",
         "```",
         "",
         "Raw per-run figures: build/bench/results.json. Do not run it while other builds load the machine;",

@@ -1,12 +1,12 @@
 """A dependency-free SVG plot of a run-bench run: one small panel per
-scenario and figure (requests/s, server CPU per request, idle memory,
-syscalls per request), one bar per server with its min-max range as a
-whisker."""
+scenario and figure (requests/s, server CPU per request, memory per silent
+and per idle connection, syscalls per request), one bar per server with its
+min-max range as a whisker."""
 import math
 from xml.sax.saxutils import escape
 
-COLORS = {"weir": "#1f77b4", "nginx": "#2ca02c", "floor": "#7f7f7f"}
-LABEL = {"weir": "weir-demo", "nginx": "nginx", "floor": "floor"}
+COLORS = {"weir": "#1f77b4", "nginx": "#2ca02c", "floor": "#7f7f7f", "weir-base": "#ff7f0e"}
+LABEL = {"weir": "weir-demo", "nginx": "nginx", "floor": "floor", "weir-base": "weir-base"}
 
 
 def _nice(v):
@@ -72,6 +72,8 @@ def plot(summ, results):
     scen = list(thr.keys())
     top_row = [(f"{s}: requests/s", {k: v["rps"] for k, v in thr[s].items()}) for s in scen]
     bottom_row = [(f"{s}: CPU µs/request", {k: v["cpu"] for k, v in thr[s].items()}) for s in scen]
+    if summ.get("silent"):
+        top_row.append(("silent: bytes/connection", summ["silent"]))
     if summ["idle"]:
         top_row.append(("idle: bytes/connection", summ["idle"]))
     sc = {}

@@ -6,7 +6,13 @@
  * standard input reaches EOF. Used by scripts/run-bench to measure the
  * server's memory per idle connection.
  *
+ * With "silent" it only connects and never sends a byte: "ready N" then means
+ * N handshakes completed on the client's side, not that the server accepted
+ * them (a TCP_DEFER_ACCEPT listener holds them back until its SYN-ACK
+ * retransmit); scripts/run-bench waits for the accept queue itself.
+ *
  *   idle 127.0.0.1 8080 5000
+ *   idle 127.0.0.1 8080 5000 silent
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -28,10 +34,11 @@ static double now_s(void) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: idle HOST PORT N\n");
+    if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "silent"))) {
+        fprintf(stderr, "usage: idle HOST PORT N [silent]\n");
         return 2;
     }
+    int silent = argc == 5;
     int n = atoi(argv[3]);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(argv[2]))};
     if (n <= 0 || inet_pton(AF_INET, argv[1], &a.sin_addr) != 1) {
@@ -59,6 +66,8 @@ int main(int argc, char **argv) {
             fprintf(stderr, "idle: connection %d: %s\n", i, strerror(errno));
             return 1;
         }
+        if (silent)
+            continue;
         if (send(fds[i], host_hdr, req_len, MSG_NOSIGNAL) != (ssize_t)req_len) {
             fprintf(stderr, "idle: send %d: %s\n", i, strerror(errno));
             return 1;
@@ -68,7 +77,7 @@ int main(int argc, char **argv) {
      * on loopback; anything that ends in "Hello, World!" counts. */
     double deadline = now_s() + 60;
     char buf[4096];
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && !silent; i++) {
         struct pollfd p = {fds[i], POLLIN, 0};
         size_t got = 0;
         for (;;) {
