@@ -67,6 +67,18 @@ inline weir_http1_limits limits_for(unsigned sel) {
     return lim;
 }
 
+// What the decoder says once it stopped.
+inline Outcome with_decoder(Outcome &r, const weir_http1_chunked &d) {
+    r.body_len = d.body_len;
+    r.raw_len = d.raw_len;
+    if (r.rc == 0) {
+        r.trailer_off = d.trailer_off;
+        r.trailer_len = d.trailer_len;
+        r.num_trailers = d.num_trailers;
+    }
+    return r;
+}
+
 // Feeds raw in pieces whose sizes come from next_size(); every piece is a
 // heap copy of exactly its size so ASan sees an over-read.
 template <typename Next> Outcome feed(const char *raw, size_t n, const weir_http1_limits &lim, Next next_size) {
@@ -100,14 +112,7 @@ template <typename Next> Outcome feed(const char *raw, size_t n, const weir_http
     }
     r.used = pos;
     r.out.resize(o);
-    r.body_len = d.body_len;
-    r.raw_len = d.raw_len;
-    if (r.rc == 0) {
-        r.trailer_off = d.trailer_off;
-        r.trailer_len = d.trailer_len;
-        r.num_trailers = d.num_trailers;
-    }
-    return r;
+    return with_decoder(r, d);
 }
 
 inline Outcome in_place(const char *raw, size_t n, const weir_http1_limits &lim) {
@@ -119,14 +124,7 @@ inline Outcome in_place(const char *raw, size_t n, const weir_http1_limits &lim)
     char one = 0; // an empty input still needs a pointer
     r.rc = weir::http1::chunked_decode(&d, n ? buf.data() : &one, n, &r.used, n ? buf.data() : &one, &out_len);
     r.out.assign(buf.data(), buf.data() + out_len);
-    r.body_len = d.body_len;
-    r.raw_len = d.raw_len;
-    if (r.rc == 0) {
-        r.trailer_off = d.trailer_off;
-        r.trailer_len = d.trailer_len;
-        r.num_trailers = d.num_trailers;
-    }
-    return r;
+    return with_decoder(r, d);
 }
 
 inline bool same(const Outcome &a, const Outcome &b) {

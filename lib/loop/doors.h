@@ -1,4 +1,4 @@
-// The accept batch (DESIGN.md §3): the bookkeeping of a worker's doors, kept
+// The accept batch (DESIGN.md §4): the bookkeeping of a worker's doors, kept
 // apart from any I/O so both backends share it and unit tests can drive it.
 //
 // A door is a listener or the hand-off queue through which siblings pass

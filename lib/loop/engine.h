@@ -35,7 +35,7 @@ class Engine {
     int addr(sockaddr_storage *ss, socklen_t *len) const;
     void metrics(weir_metrics *out) const;
 
-    // The accept pause (engine_pause.cc, DESIGN.md §4). Any thread.
+    // The accept pause (engine_pause.cc, DESIGN.md §5). Any thread.
     int begin_pause();
     int pause();
     int resume();

@@ -1,4 +1,4 @@
-// The engine's side of the pause linger (DESIGN.md §4, docs/pause.md): the
+// The engine's side of the pause linger (DESIGN.md §5, docs/pause.md): the
 // commands that reach the workers and the wait of weir_engine_pause. The
 // socket work happens on each worker's own thread (worker_pause.cc); here a
 // command is only a new generation plus a wake, and the wait is a condition

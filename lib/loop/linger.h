@@ -1,4 +1,4 @@
-// The pause linger (DESIGN.md §4): the socket-level steps and the test hooks.
+// The pause linger (DESIGN.md §5): the socket-level steps and the test hooks.
 //
 // With TCP_DEFER_ACCEPT on, a client whose handshake completed but which has
 // sent nothing stays a request socket: accept(2) cannot see it until the

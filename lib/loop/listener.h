@@ -1,7 +1,7 @@
 // A worker's SO_REUSEPORT listener and its lifecycle.
 //
 // Each worker owns one listener bound to the engine's one resolved address.
-// The lifecycle is a small state machine so the pause linger (DESIGN.md §4)
+// The lifecycle is a small state machine so the pause linger (DESIGN.md §5)
 // slots in without touching the loop: today only NONE -> ACTIVE -> CLOSED is
 // used; LINGERING (accepting while TCP_DEFER_ACCEPT is cleared, until a
 // deadline that caps the loop's wait) comes with the pause issue.

@@ -173,6 +173,8 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
     // Counted before the peer can see the close, so a client that saw it
     // reads consistent metrics.
     metrics.close(reason);
+    if (reason == WEIR_CLOSE_RESOURCE) // whatever ran out first for it was logged already, or is now
+        log_once(LOG_NO_MEMORY, "out of memory or buffers for a connection; connection closed");
     bool drain = lingering(reason) && !s.broken && !linger_hooks().skip_error_drain.load();
     port_->close(s, drain);
     s.fd = -1;

@@ -2,8 +2,7 @@
 // connection (WEIR_CLOSE_RESOURCE, counted, logged once) and never throws
 // through the loop.
 //
-// The injector interposes malloc & co. (the static library's calls resolve to
-// them) and, while armed, fails every allocation made on the worker thread,
+// The injector interposes malloc & co. (support/malloc_probe.h) and, while armed, fails every allocation made on the worker thread,
 // which the handler names on its first call. A keep-alive connection pins the
 // pool's only state (it sent part of a head), so a new connection needs a
 // fresh one, and that allocation fails.
@@ -23,17 +22,9 @@
 #include <string>
 
 #include "conn/conn.h"
+#include "support/malloc_probe.h"
 #include "support/net.h"
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
-
-#if defined(__SANITIZE_ADDRESS__)
-#define WEIR_NO_INTERPOSE 1
-#endif
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define WEIR_NO_INTERPOSE 1
-#endif
-#endif
 
 using namespace testnet;
 
@@ -51,16 +42,7 @@ inline bool refuse() {
 }
 } // namespace
 
-#ifndef WEIR_NO_INTERPOSE
-extern "C" {
-void *__libc_malloc(size_t);
-void *__libc_calloc(size_t, size_t);
-void *__libc_realloc(void *, size_t);
-void *malloc(size_t n) { return refuse() ? nullptr : __libc_malloc(n); }
-void *calloc(size_t a, size_t b) { return refuse() ? nullptr : __libc_calloc(a, b); }
-void *realloc(void *p, size_t n) { return refuse() ? nullptr : __libc_realloc(p, n); }
-}
-#endif
+bool malloc_probe_allow() { return !refuse(); }
 
 namespace {
 

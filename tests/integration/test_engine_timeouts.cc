@@ -33,13 +33,6 @@ weir_config base() {
     return c;
 }
 
-uint64_t wait_close_count(Server &s, uint32_t reason, uint64_t want, int ms = 3000) {
-    int64_t until = now_ms() + ms;
-    while (s.metrics().closes[reason] < want && now_ms() < until)
-        sleep_ms(5);
-    return s.metrics().closes[reason];
-}
-
 void test_timeouts_header(void **) {
     Server s;
     assert_int_equal(s.start(base()), 0);
@@ -53,7 +46,7 @@ void test_timeouts_header(void **) {
     int64_t took = now_ms() - t0;
     assert_true(took >= 150);
     assert_true(took < 1500);
-    assert_int_equal(wait_close_count(s, WEIR_CLOSE_HEADER_TIMEOUT, 1), 1);
+    assert_int_equal(s.wait_closes(WEIR_CLOSE_HEADER_TIMEOUT, 1), 1);
 }
 
 void test_timeouts_idle(void **) {
@@ -66,7 +59,7 @@ void test_timeouts_idle(void **) {
     assert_true(wait_closed(c, 3000));
     int64_t took = now_ms() - t0;
     assert_true(took >= 250);
-    assert_int_equal(wait_close_count(s, WEIR_CLOSE_IDLE_TIMEOUT, 1), 1);
+    assert_int_equal(s.wait_closes(WEIR_CLOSE_IDLE_TIMEOUT, 1), 1);
 }
 
 void test_timeouts_activity_keeps_connection(void **) {
@@ -98,7 +91,7 @@ void test_timeouts_write(void **) {
     Client c(fd);
     assert_true(send_all(c, get("/big")));
     // never read: the server's output stalls, then the write timeout closes it
-    assert_int_equal(wait_close_count(s, WEIR_CLOSE_WRITE_TIMEOUT, 1, 5000), 1);
+    assert_int_equal(s.wait_closes(WEIR_CLOSE_WRITE_TIMEOUT, 1, 5000), 1);
 }
 
 void test_timeouts_output_limit(void **) {
@@ -116,7 +109,7 @@ void test_timeouts_output_limit(void **) {
     assert_int_equal(::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
     Client c(fd);
     assert_true(send_all(c, get("/big")));
-    assert_int_equal(wait_close_count(s, WEIR_CLOSE_OUTPUT_LIMIT, 1, 5000), 1);
+    assert_int_equal(s.wait_closes(WEIR_CLOSE_OUTPUT_LIMIT, 1, 5000), 1);
 }
 
 void test_timeouts_peer_gone_mid_answer_no_sigpipe(void **) {
@@ -158,7 +151,7 @@ void test_timeouts_max_connections(void **) {
         assert_true(over.fd >= 0);
         assert_true(wait_closed(over, 3000)); // accepted, then closed
     }
-    assert_int_equal(wait_close_count(s, WEIR_CLOSE_MAX_CONNECTIONS, 3), 3);
+    assert_int_equal(s.wait_closes(WEIR_CLOSE_MAX_CONNECTIONS, 3), 3);
     weir_metrics m0 = s.metrics();
     assert_int_equal(m0.connections_open, 2);
     // not spinning: no pass runs while nothing happens

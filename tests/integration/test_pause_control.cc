@@ -1,4 +1,4 @@
-// The pause's control surface (DESIGN.md §4, docs/pause.md): resume, shutdown
+// The pause's control surface (DESIGN.md §5, docs/pause.md): resume, shutdown
 // and the return codes, on real sockets, two workers on 127.0.0.1.
 //
 //   T5 (positive): a resume during the linger keeps the same listener fds

@@ -1,4 +1,4 @@
-// The pause linger (DESIGN.md §4, docs/pause.md) on real sockets, two inline
+// The pause linger (DESIGN.md §5, docs/pause.md) on real sockets, two inline
 // workers on 127.0.0.1 with TCP_DEFER_ACCEPT on (the default).
 //
 //   T1 (positive): eight silent clients, hidden from accept (the premise is

@@ -1,4 +1,4 @@
-// The TCP_SYNCNT guard of the pause linger (DESIGN.md §4) with
+// The TCP_SYNCNT guard of the pause linger (DESIGN.md §5) with
 // net.ipv4.tcp_synack_retries = 0, set inside a private network namespace the
 // test makes (the sysctl is per namespace, so nothing outside changes): a
 // forked child unshares CLONE_NEWNET, brings up lo, writes 0 to the sysctl,

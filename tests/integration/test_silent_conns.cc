@@ -20,13 +20,6 @@ namespace {
 
 void handler(void *, weir_exchange *ex) { answer(ex, 200, "ok"); }
 
-uint64_t wait_close_count(Server &s, uint32_t reason, uint64_t want, int ms = 5000) {
-    int64_t until = now_ms() + ms;
-    while (s.metrics().closes[reason] < want && now_ms() < until)
-        sleep_ms(5);
-    return s.metrics().closes[reason];
-}
-
 void test_silent_first_byte_waits_header_timeout(void **) {
     Server s;
     weir_config c = config(1, WEIR_MODE_INLINE, handler, nullptr);
@@ -41,7 +34,7 @@ void test_silent_first_byte_waits_header_timeout(void **) {
     print_message("silent connection closed after %lld ms (header timeout 300)\n", static_cast<long long>(took));
     assert_true(took >= 250);
     assert_true(cl.buf.empty()); // nothing was asked, nothing is answered
-    assert_int_equal(wait_close_count(s, WEIR_CLOSE_SILENT, 1), 1);
+    assert_int_equal(s.wait_closes(WEIR_CLOSE_SILENT, 1), 1);
     weir_metrics m = s.metrics();
     assert_int_equal(m.closes[WEIR_CLOSE_IDLE_TIMEOUT], 0);
     assert_int_equal(m.closes[WEIR_CLOSE_HEADER_TIMEOUT], 0);
@@ -80,7 +73,7 @@ void test_silent_slow_head_gets_408(void **) {
     assert_true(took < 2000);
     // Closed with a FIN, not a reset: the trickle's last bytes were drained.
     assert_true(wait_closed(cl, 3000));
-    assert_int_equal(wait_close_count(s, WEIR_CLOSE_HEADER_TIMEOUT, 1), 1);
+    assert_int_equal(s.wait_closes(WEIR_CLOSE_HEADER_TIMEOUT, 1), 1);
     weir_metrics m = s.metrics();
     assert_int_equal(m.responses, 1);
     assert_int_equal(m.parse_errors, 0);

@@ -1,11 +1,11 @@
-// DESIGN.md §6: no allocation on the steady request path. After warm-up, a
+// DESIGN.md §7: no allocation on the steady request path. After warm-up, a
 // worker serving keep-alive and pipelined requests (with bodies, chunked
 // uploads and trailers) must not call malloc, calloc or realloc at all.
 //
-// The test binary interposes malloc & co. (the static library's calls resolve
-// to them) and counts only calls made on the worker's own thread, which the
-// handler names on its first call. Under ASan the allocator belongs to the
-// sanitizer, so the test skips there and runs in the plain pass.
+// The test binary interposes malloc & co. (support/malloc_probe.h) and counts
+// only calls made on the worker's own thread, which the handler names on its
+// first call. Under ASan the allocator belongs to the sanitizer, so the test
+// skips there and runs in the plain pass.
 #include <pthread.h>
 
 #include <atomic>
@@ -13,16 +13,8 @@
 #include <string>
 
 #include "cmocka_cxx.h"
+#include "support/malloc_probe.h"
 #include "support/net.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define WEIR_NO_INTERPOSE 1
-#endif
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define WEIR_NO_INTERPOSE 1
-#endif
-#endif
 
 using namespace testnet;
 
@@ -37,25 +29,10 @@ inline void note() {
 }
 } // namespace
 
-#ifndef WEIR_NO_INTERPOSE
-extern "C" {
-void *__libc_malloc(size_t);
-void *__libc_calloc(size_t, size_t);
-void *__libc_realloc(void *, size_t);
-void *malloc(size_t n) {
+bool malloc_probe_allow() {
     note();
-    return __libc_malloc(n);
+    return true;
 }
-void *calloc(size_t a, size_t b) {
-    note();
-    return __libc_calloc(a, b);
-}
-void *realloc(void *p, size_t n) {
-    note();
-    return __libc_realloc(p, n);
-}
-}
-#endif
 
 namespace {
 

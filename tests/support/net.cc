@@ -274,6 +274,13 @@ weir_metrics Server::metrics() const {
     return m;
 }
 
+uint64_t Server::wait_closes(uint32_t reason, uint64_t want, int ms) const {
+    int64_t until = now_ms() + ms;
+    while (metrics().closes[reason] < want && now_ms() < until)
+        sleep_ms(5);
+    return metrics().closes[reason];
+}
+
 int Server::shutdown(int64_t grace_ns) { return weir_engine_shutdown(e, grace_ns); }
 
 Server::~Server() { weir_engine_destroy(e); }

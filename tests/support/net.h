@@ -68,6 +68,8 @@ struct Server {
     // a backend this kernel refuses (WEIR_E_UNAVAILABLE) skips the test.
     int start(const weir_config &cfg);
     weir_metrics metrics() const;
+    // Waits up to ms for closes[reason] to reach want; returns what it reached.
+    uint64_t wait_closes(uint32_t reason, uint64_t want, int ms = 5000) const;
     int shutdown(int64_t grace_ns);
     ~Server();
 };

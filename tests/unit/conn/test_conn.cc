@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "conn/conn.h"
-#include "http1/parser.h"
+#include "conn_check.h"
 
 using weir::Conn;
 using weir::ConnPool;
@@ -14,63 +14,9 @@ using weir::ConnSettings;
 using weir::ConnWait;
 using weir::Exchange;
 
+using namespace conn_check;
+
 namespace {
-
-ConnSettings settings(uint32_t rbuf = 16384, uint32_t pipeline = 64) {
-    ConnSettings s;
-    weir::http1::limits_default(&s.limits);
-    s.read_buffer_size = rbuf;
-    s.max_pipeline = pipeline;
-    s.max_output_bytes = 4u << 20;
-    return s;
-}
-
-// Feeds bytes through read_space/on_read, honouring backpressure.
-size_t feed(Conn &c, const std::string &bytes, size_t piece = SIZE_MAX) {
-    size_t off = 0;
-    while (off < bytes.size()) {
-        iovec sp = c.read_space();
-        if (sp.iov_len == 0)
-            break;
-        size_t n = bytes.size() - off;
-        if (n > piece)
-            n = piece;
-        if (n > sp.iov_len)
-            n = sp.iov_len;
-        std::memcpy(sp.iov_base, bytes.data() + off, n);
-        c.on_read(n);
-        off += n;
-    }
-    return off;
-}
-
-// Takes all output, with the Date value blanked so outputs compare.
-std::string drain(Conn &c) {
-    std::string out;
-    iovec iov[4];
-    size_t n;
-    while ((n = c.output_iov(iov, 4)) > 0) {
-        for (size_t i = 0; i < n; ++i)
-            out.append(static_cast<char *>(iov[i].iov_base), iov[i].iov_len);
-        size_t total = 0;
-        for (size_t i = 0; i < n; ++i)
-            total += iov[i].iov_len;
-        c.on_written(total);
-    }
-    size_t p = 0;
-    while ((p = out.find("Date: ", p)) != std::string::npos) {
-        size_t e = out.find("\r\n", p);
-        out.replace(p + 6, e - (p + 6), "D");
-        p += 6;
-    }
-    return out;
-}
-
-std::string sv(weir_str_t s) { return std::string(s.ptr ? s.ptr : "", s.len); }
-
-int answer(Conn &c, Exchange *x, const std::string &body, uint32_t flags = 0) {
-    return c.respond(x, 200, nullptr, 0, body.data(), body.size(), flags);
-}
 
 const char kOk5[] = "HTTP/1.1 200 OK\r\nDate: D\r\nContent-Length: 5\r\n\r\n";
 

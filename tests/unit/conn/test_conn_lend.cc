@@ -11,7 +11,7 @@
 
 #include "conn/conn.h"
 #include "conn/out_queue.h"
-#include "http1/parser.h"
+#include "conn_check.h"
 
 using weir::Conn;
 using weir::ConnImage;
@@ -21,71 +21,15 @@ using weir::ConnWait;
 using weir::Exchange;
 using weir::OutQueue;
 using weir::SegPool;
+using namespace conn_check;
 
 namespace {
-
-ConnSettings settings(uint32_t rbuf = 16384, uint32_t pipeline = 64) {
-    ConnSettings s;
-    weir::http1::limits_default(&s.limits);
-    s.read_buffer_size = rbuf;
-    s.max_pipeline = pipeline;
-    s.max_output_bytes = 64u << 20;
-    return s;
-}
-
-size_t feed(Conn &c, const std::string &bytes) {
-    size_t off = 0;
-    while (off < bytes.size()) {
-        iovec sp = c.read_space();
-        if (sp.iov_len == 0)
-            break;
-        size_t n = bytes.size() - off < sp.iov_len ? bytes.size() - off : sp.iov_len;
-        std::memcpy(sp.iov_base, bytes.data() + off, n);
-        c.on_read(n);
-        off += n;
-    }
-    return off;
-}
-
-std::string blank_date(const std::string &in) {
-    std::string out;
-    size_t p = 0, q;
-    while ((q = in.find("Date: ", p)) != std::string::npos) {
-        size_t e = in.find("\r\n", q);
-        out.append(in, p, q + 6 - p);
-        out += "D";
-        p = e;
-    }
-    out.append(in, p, std::string::npos);
-    return out;
-}
-
-std::string drain(Conn &c) {
-    std::string out;
-    iovec iov[8];
-    size_t n;
-    while ((n = c.output_iov(iov, 8)) > 0) {
-        size_t total = 0;
-        for (size_t i = 0; i < n; ++i) {
-            out.append(static_cast<char *>(iov[i].iov_base), iov[i].iov_len);
-            total += iov[i].iov_len;
-        }
-        c.on_written(total);
-    }
-    return blank_date(out);
-}
 
 std::string iov_bytes(const iovec *v, size_t n) {
     std::string s;
     for (size_t i = 0; i < n; ++i)
         s.append(static_cast<const char *>(v[i].iov_base), v[i].iov_len);
     return s;
-}
-
-std::string sv(weir_str_t s) { return std::string(s.ptr ? s.ptr : "", s.len); }
-
-int answer(Conn &c, Exchange *x, const std::string &body) {
-    return c.respond(x, 200, nullptr, 0, body.data(), body.size(), 0);
 }
 
 void test_out_queue_segments_never_move(void **) {

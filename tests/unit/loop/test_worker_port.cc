@@ -21,9 +21,11 @@
 #include "loop/engine.h"
 #include "loop/port.h"
 #include "loop/worker.h"
+#include "support/http_text.h"
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
 
 using namespace weir;
+using testnet::blank_date;
 
 namespace {
 
@@ -203,19 +205,6 @@ std::string path_of(weir_exchange *x) {
 void answer_path(weir_exchange *x) {
     std::string p = path_of(x);
     assert_int_equal(weir_respond(x, 200, nullptr, 0, p.data(), p.size(), 0), 0);
-}
-
-std::string blank_date(const std::string &in) {
-    std::string o;
-    size_t p = 0, q;
-    while ((q = in.find("Date: ", p)) != std::string::npos) {
-        size_t e = in.find("\r\n", q);
-        o.append(in, p, q + 6 - p);
-        o += "D";
-        p = e;
-    }
-    o.append(in, p, std::string::npos);
-    return o;
 }
 
 const std::string kGetA = "GET /a HTTP/1.1\r\nHost: x\r\n\r\n";
