@@ -1,6 +1,8 @@
 // The conn fuzz target's oracle: the connection state machine fed one byte stream under a
 // random split schedule must write exactly what it writes when fed whole
-// (100 Continue aside: it is owed only while a body has not yet arrived).
+// (100 Continue aside: it is owed only while a body has not yet arrived), and
+// so must a run that moves the connection (detach, adopt by a Conn of
+// another pool) at the request boundaries its schedule asks for.
 // Input: byte 0 = number of schedule bytes (mod 32), then the schedule (each
 // byte a piece length 1..256), then the stream. Answers go out in reverse
 // order within each batch on the split side, to exercise reordering.
@@ -12,6 +14,7 @@
 #include <cstdlib>
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,20 +23,32 @@
 
 namespace conn_fuzz {
 
+// moves: a piece whose length is odd asks for a move: the connection is held
+// and, at its next request boundary, detached and adopted by a Conn of
+// another pool with another buffer size, which must change nothing.
 inline std::string run(const uint8_t *data, size_t size, const std::vector<size_t> &cuts, bool reverse,
-                       const char **err) {
-    weir::ConnSettings s;
-    weir::http1::limits_default(&s.limits);
-    s.limits.max_body = 4096;
-    s.read_buffer_size = 256;
-    s.max_pipeline = 4;
-    s.max_output_bytes = 1 << 20;
-    weir::ConnPool pool(s);
-    weir::Conn c(s, pool, 1);
+                       const char **err, bool moves = false) {
+    weir::ConnSettings s[2];
+    for (int i = 0; i < 2; ++i) {
+        weir::http1::limits_default(&s[i].limits);
+        s[i].limits.max_body = 4096;
+        s[i].read_buffer_size = i ? 512 : 256;
+        s[i].max_pipeline = 4;
+        s[i].max_output_bytes = 1 << 20;
+    }
+    weir::ConnPool pools[2] = {weir::ConnPool(s[0]), weir::ConnPool(s[1])};
+    int side = 0;
+    std::unique_ptr<weir::Conn> conn(new weir::Conn(s[0], pools[0], 1));
+    bool move_asked = false;
     std::string out;
     size_t off = 0, ci = 0;
     for (int rounds = 0; rounds < 100000; ++rounds) {
+        weir::Conn &c = *conn;
         size_t piece = ci < cuts.size() ? cuts[ci++] : size - off;
+        if (moves && (piece & 1) && !move_asked) {
+            c.hold();
+            move_asked = true;
+        }
         size_t stop = off + piece > size ? size : off + piece;
         while (off < stop) {
             iovec sp = c.read_space();
@@ -67,6 +82,19 @@ inline std::string run(const uint8_t *data, size_t size, const std::vector<size_
             }
             c.on_written(t);
         }
+        if (move_asked && c.detachable()) {
+            weir::ConnImage img;
+            if (!c.detach(img)) {
+                *err = "detach refused at a request boundary";
+                break;
+            }
+            side ^= 1;
+            conn.reset(new weir::Conn(s[side], pools[side], img.id));
+            if (!conn->adopt(img))
+                *err = "adopt failed";
+            move_asked = false;
+            continue; // the adopter parses what waited
+        }
         if (c.wants_close() || (off >= size && batch.empty()))
             break;
     }
@@ -97,10 +125,13 @@ inline const char *one(const uint8_t *data, size_t size) {
     const char *err = nullptr;
     std::string whole = run(stream, n, {}, false, &err);
     std::string split = run(stream, n, cuts, true, &err);
+    std::string moved = run(stream, n, cuts, false, &err, true);
     if (err)
         return err;
     if (whole != split)
         return "split schedule changed the output";
+    if (whole != moved)
+        return "moving the connection changed the output";
     return nullptr;
 }
 

@@ -190,6 +190,7 @@ class Conn {
 
   private:
     bool ensure_state();
+    bool held_between(const State &s) const;
     void parse();
     void complete(size_t body_off, size_t body_len, uint32_t num_trailers);
     void refuse(int status, uint32_t reason, bool parse_error);

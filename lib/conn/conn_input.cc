@@ -25,6 +25,9 @@ int status_for(int rc) {
 
 } // namespace
 
+// Held, and between requests: what comes now is for the adopter.
+bool Conn::held_between(const State &s) const { return (flags_ & kHeld) && s.phase == kHead; }
+
 bool Conn::ensure_state() {
     if (st_)
         return true;
@@ -35,27 +38,35 @@ bool Conn::ensure_state() {
     return false;
 }
 
+// Exactly when read_space() gives room (the loop asks before resuming a
+// paused read, so a "yes" that read_space() then refuses would spin).
 bool Conn::can_read() const {
     if (flags_ & (kClosing | kNoMore | kDead | kLentIn))
         return false;
-    return !st_ || st_->live() < st_->nslots;
+    if (!st_)
+        return true; // a state from the pool
+    const State &s = *st_;
+    if (s.live() >= s.nslots)
+        return false;
+    if (s.cap - s.end >= 512)
+        return true;
+    // Views of unanswered requests pin the buffer, and a held connection's
+    // next requests wait for the adopter: either reads only into the room
+    // left. (A held connection's request in progress may still grow the
+    // buffer: it must reach its boundary.)
+    if (s.live() > 0 || held_between(s))
+        return s.end < s.cap;
+    return true; // the buffer may move or grow
 }
 
 iovec Conn::read_space() {
-    if (flags_ & (kClosing | kNoMore | kDead | kLentIn))
-        return {nullptr, 0};
-    if (!ensure_state())
+    if (!can_read() || !ensure_state())
         return {nullptr, 0};
     State &s = *st_;
-    if (s.live() >= s.nslots)
-        return {nullptr, 0};
-    if (s.cap - s.end >= 512 || (s.end < s.cap && (s.live() > 0 || (flags_ & kHeld)))) {
+    if (s.cap - s.end >= 512 || s.live() > 0 || held_between(s)) {
         flags_ |= kLentIn;
         return {s.buf + s.end, s.cap - s.end};
     }
-    // Held: the bytes wait for the adopter, in the room there is.
-    if (s.live() > 0 || (flags_ & kHeld))
-        return {nullptr, 0}; // views of unanswered requests pin the buffer
     // Nothing is handed out: the request being read may move.
     size_t start = s.phase == kHead ? s.parse_pos : s.head_start;
     size_t keep = s.end - start;

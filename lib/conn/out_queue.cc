@@ -75,7 +75,7 @@ bool OutQueue::append_slow(const char *p, size_t n) {
     return true;
 }
 
-size_t OutQueue::iov(iovec *v, size_t max) const {
+size_t OutQueue::iov_chain(iovec *v, size_t max) const {
     size_t k = 0;
     uint32_t off = off_;
     for (OutSeg *s = head_; s && k < max; s = s->next) {
@@ -89,7 +89,7 @@ size_t OutQueue::iov(iovec *v, size_t max) const {
     return k;
 }
 
-void OutQueue::consume(size_t n) {
+void OutQueue::consume_slow(size_t n) {
     if (n > pending_)
         n = pending_;
     pending_ -= n;
@@ -118,7 +118,7 @@ void OutQueue::consume(size_t n) {
     }
 }
 
-void OutQueue::clear() {
+void OutQueue::clear_slow() {
     while (head_ && head_ != tail_) {
         OutSeg *s = head_;
         head_ = s->next;

@@ -77,17 +77,46 @@ class OutQueue {
 
     size_t pending() const { return pending_; }
     // Up to max iovecs over the unwritten bytes, oldest first; their count.
-    size_t iov(iovec *v, size_t max) const;
+    size_t iov(iovec *v, size_t max) const {
+        if (head_ == tail_) { // the usual case, inline: one segment
+            if (pending_ == 0 || max == 0)
+                return 0;
+            v[0].iov_base = head_->data() + off_;
+            v[0].iov_len = pending_;
+            return 1;
+        }
+        return iov_chain(v, max);
+    }
     // n of the bytes iov() described were written.
-    void consume(size_t n);
+    void consume(size_t n) {
+        if (head_ == tail_ && n >= pending_ && head_ && head_->pooled) { // all of one segment
+            head_->len = 0;
+            off_ = 0;
+            pending_ = 0;
+            return;
+        }
+        consume_slow(n);
+    }
     // Drops every byte; the head segment is kept for reuse when pooled.
     // Nothing may be lent to a write.
-    void clear();
+    void clear() {
+        if (head_ == tail_ && (!head_ || head_->pooled)) {
+            if (head_)
+                head_->len = 0;
+            off_ = 0;
+            pending_ = 0;
+            return;
+        }
+        clear_slow();
+    }
     // clear(), and the kept segment goes back to the pool too.
     void release();
 
   private:
     bool append_slow(const char *p, size_t n);
+    size_t iov_chain(iovec *v, size_t max) const;
+    void consume_slow(size_t n);
+    void clear_slow();
     SegPool *pool_;
     OutSeg *head_ = nullptr;
     OutSeg *tail_ = nullptr;

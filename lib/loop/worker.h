@@ -159,7 +159,12 @@ class Worker {
     void woken();      // the wake fired
     // Where the Conn wants its next bytes, lent until input(); none (the
     // Conn is full, closing or out of memory) pauses input until want_read().
-    iovec lend_input(Slot &s);
+    iovec lend_input(Slot &s) {
+        iovec sp = s.conn().read_space();
+        if (sp.iov_len == 0)
+            no_input_room(s);
+        return sp;
+    }
     // n bytes landed in the lent input (0: nothing came). Returns whether
     // reading may go on.
     bool input(Slot &s, size_t n);
@@ -169,7 +174,7 @@ class Worker {
     // Input ended: err 0 for the peer's FIN, else its errno.
     void input_end(Slot &s, int err);
     // Up to max iovecs of output to write, lent until written().
-    size_t lend_output(Slot &s, iovec *iov, size_t max);
+    size_t lend_output(Slot &s, iovec *iov, size_t max) { return s.conn().output_iov(iov, max); }
     // n >= 0 bytes of the lent output were written; n < 0: -errno.
     void written(Slot &s, ssize_t n);
     // The port posted / completed a kernel operation naming s.
@@ -188,6 +193,7 @@ class Worker {
     void flush();
     void settle(Slot &s);
     void settle_now(Slot &s);
+    void no_input_room(Slot &s);
     void mark_dirty(Slot &s);
     void unlink_dirty(Slot &s);
     void retry_reads();

@@ -11,8 +11,15 @@ namespace weir {
 
 void Worker::dispatch(Slot &s) {
     Conn &c = s.conn();
+    if (inline_) {
+        while (Exchange *x = c.take_request()) {
+            x->user = &s;
+            call_handler(x);
+        }
+        return;
+    }
     while (c.has_request()) {
-        if (!inline_ && !ready_room()) {
+        if (!ready_room()) {
             // Not a request can be handed out without its place in the queue.
             log_once(LOG_NO_MEMORY, "out of memory for the driven request queue; connection closed");
             c.close(WEIR_CLOSE_RESOURCE);
@@ -21,10 +28,7 @@ void Worker::dispatch(Slot &s) {
         }
         Exchange *x = c.take_request();
         x->user = &s;
-        if (inline_)
-            call_handler(x);
-        else
-            ready_.push_back(x); // cannot throw: ready_room() made the room
+        ready_.push_back(x); // cannot throw: ready_room() made the room
     }
 }
 

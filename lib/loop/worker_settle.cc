@@ -120,7 +120,8 @@ void Worker::settle(Slot &s) {
     }
     s.activity = s.progress = false;
     settling_ = outer;
-    free_if_spent(s);
+    if (s.fd < 0)
+        free_if_spent(s);
 }
 
 void Worker::retry_reads() {
@@ -158,16 +159,13 @@ void Worker::expire_timers() {
 
 // ---------------------------------------------------------------- the port's callbacks
 
-iovec Worker::lend_input(Slot &s) {
+// lend_input found no room: input waits for want_read().
+void Worker::no_input_room(Slot &s) {
     Conn &c = s.conn();
-    iovec sp = c.read_space();
-    if (sp.iov_len == 0) {
-        s.input_paused = true;
-        if (c.wants_close() && c.close_reason() == WEIR_CLOSE_RESOURCE)
-            log_once(LOG_NO_MEMORY, "out of memory for a connection's buffers; connection closed");
-        mark_dirty(s);
-    }
-    return sp;
+    s.input_paused = true;
+    if (c.wants_close() && c.close_reason() == WEIR_CLOSE_RESOURCE)
+        log_once(LOG_NO_MEMORY, "out of memory for a connection's buffers; connection closed");
+    mark_dirty(s);
 }
 
 bool Worker::input(Slot &s, size_t n) {
@@ -206,8 +204,6 @@ void Worker::input_end(Slot &s, int err) {
     mark_dirty(s);
     dispatch(s);
 }
-
-size_t Worker::lend_output(Slot &s, iovec *iov, size_t max) { return s.conn().output_iov(iov, max); }
 
 void Worker::written(Slot &s, ssize_t n) {
     Conn &c = s.conn();

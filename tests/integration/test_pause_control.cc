@@ -162,7 +162,7 @@ void test_pause_control_codes_and_repeats(void **) {
     weir_config c = config(2, WEIR_MODE_INLINE, ok_handler, nullptr);
     c.linger_ms = 600;
     weir_engine *e = nullptr;
-    assert_int_equal(weir_engine_create(&c, &e), 0);
+    assert_int_equal(create(c, &e), 0);
     assert_int_equal(weir_engine_begin_pause(e), WEIR_E_STATE);
     assert_int_equal(weir_engine_pause(e), WEIR_E_STATE);
     assert_int_equal(weir_engine_resume(e), WEIR_E_STATE);

@@ -243,13 +243,18 @@ uint32_t test_backend() {
 
 const char *test_backend_name() { return test_backend() == WEIR_BACKEND_URING ? "uring" : "epoll"; }
 
-int Server::start(const weir_config &cfg) {
-    int rc = weir_engine_create(&cfg, &e);
+int create(const weir_config &cfg, weir_engine **out) {
+    int rc = weir_engine_create(&cfg, out);
     if (rc == WEIR_E_UNAVAILABLE) {
         // A counted skip with its reason, never a pass.
         print_message("backend %s: %s\n", test_backend_name(), weir_strerror(rc));
         skip();
     }
+    return rc;
+}
+
+int Server::start(const weir_config &cfg) {
+    int rc = create(cfg, &e);
     if (rc < 0)
         return rc;
     rc = weir_engine_listen(e);

@@ -60,6 +60,10 @@ std::string get(const std::string &path, const std::string &extra = "");
 uint32_t test_backend();
 const char *test_backend_name();
 
+// weir_engine_create, except that a backend this kernel refuses
+// (WEIR_E_UNAVAILABLE) skips the test, with the reason printed.
+int create(const weir_config &cfg, weir_engine **out);
+
 // An engine bound to an ephemeral port on 127.0.0.1.
 struct Server {
     weir_engine *e = nullptr;

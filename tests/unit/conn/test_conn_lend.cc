@@ -289,6 +289,53 @@ void test_conn_detach_refused_mid_request(void **) {
     assert_int_equal(again.wait(), (int)ConnWait::FirstByte);
 }
 
+// The loop resumes a paused read only when can_read() says so: a "yes" that
+// read_space() then refuses would spin the loop. Probed in every state.
+bool can_read_agrees(Conn &c) {
+    bool said = c.can_read();
+    iovec sp = c.read_space();
+    if (sp.iov_len)
+        c.on_read(0);
+    return said == (sp.iov_len > 0);
+}
+
+void test_conn_can_read_matches_read_space(void **) {
+    ConnSettings s = settings(1024, 2);
+    ConnPool pool(s);
+    {
+        Conn c(s, pool, 1);
+        assert_true(can_read_agrees(c)); // fresh
+        feed(c, "GET /a HTTP/1.1\r\nHo");
+        assert_true(can_read_agrees(c)); // part of a head
+        feed(c, "st: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n");
+        Exchange *a = c.take_request(), *b = c.take_request();
+        assert_non_null(b);
+        assert_false(c.can_read()); // the pipeline is full
+        assert_true(can_read_agrees(c));
+        assert_int_equal(answer(c, a, "a"), 0);
+        assert_int_equal(answer(c, b, "b"), 0);
+        drain(c);
+        assert_true(can_read_agrees(c));
+    }
+    {
+        // Held, and its buffer full of bytes for the adopter: no room, and
+        // can_read() must say so.
+        Conn c(s, pool, 2);
+        feed(c, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+        Exchange *a = c.take_request();
+        c.hold();
+        feed(c, std::string(4096, 'G'));
+        assert_false(c.can_read());
+        assert_true(can_read_agrees(c));
+        assert_int_equal(answer(c, a, "a"), 0);
+        drain(c);
+        assert_false(c.can_read()); // still held, still full
+        assert_true(can_read_agrees(c));
+        c.close(WEIR_CLOSE_SHUTDOWN);
+        assert_true(can_read_agrees(c));
+    }
+}
+
 } // namespace
 
 int main(void) {
@@ -301,6 +348,7 @@ int main(void) {
         cmocka_unit_test(test_conn_allocation_failure_closes),
         cmocka_unit_test(test_conn_detach_adopt_is_invisible),
         cmocka_unit_test(test_conn_detach_refused_mid_request),
+        cmocka_unit_test(test_conn_can_read_matches_read_space),
     };
     return cmocka_run_group_tests_name("conn_lend", tests, nullptr, nullptr);
 }
