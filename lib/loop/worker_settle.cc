@@ -144,6 +144,13 @@ void Worker::expire_timers() {
     TimerKind k;
     while (TimerNode *n = timers_.pop_expired(now_ms_, &k)) {
         Slot &s = *static_cast<Slot *>(n->owner);
+        if (timer_for(s.conn().wait()) != k) {
+            // This pass's events moved the connection on (its head completed,
+            // its output drained, its next request began) before its settle
+            // re-armed the timer: the deadline was met, settle arms the next.
+            mark_dirty(s);
+            continue;
+        }
         if (k == TimerKind::Head) {
             // 408 for a head that started (written, then closed), a silent
             // close for a connection that never sent a byte.

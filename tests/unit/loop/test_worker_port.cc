@@ -51,6 +51,7 @@ class FakePort final : public Port {
     std::vector<int> closed, released;
     int wakes = 0;
     bool woke = false;
+    std::vector<std::pair<Slot *, std::string>> in_wait;
 
     int init(Worker &wk) override {
         w = &wk;
@@ -112,6 +113,9 @@ class FakePort final : public Port {
             woke = false;
             w->woken();
         }
+        for (auto &d : in_wait) // what the kernel reports during the next wait
+            deliver(*d.first, d.second);
+        in_wait.clear();
     }
     void wake() override {
         wakes++;
@@ -167,12 +171,13 @@ struct Rig {
     Engine *e = nullptr;
     Worker *w = nullptr;
     FakePort *port = nullptr;
-    Rig() {
+    explicit Rig(uint32_t header_timeout_ms = 10000) {
         weir_config c;
         weir_config_init(&c);
         c.workers = 1;
         c.mode = WEIR_MODE_DRIVEN;
         c.defer_accept = 0;
+        c.header_timeout_ms = header_timeout_ms;
         assert_int_equal(Engine::create(&c, &e, fake_factory), 0);
         port = g_fakes.back();
         assert_int_equal(e->listen(), 0);
@@ -262,6 +267,30 @@ void test_worker_port_close_waits_for_operations(void **) {
     r.poll();
     assert_int_equal(r.w->slots_in_use(), 1); // only the new connection
     assert_int_equal(r.e->cfg().mode, WEIR_MODE_DRIVEN);
+    g_fakes.clear();
+}
+
+// A head that completes in the very pass its deadline expires in made it:
+// the timer belongs to the state it was armed for, and that state is gone.
+void test_worker_port_deadline_met_in_the_same_pass(void **) {
+    Rig r(1);
+    Slot &s = r.connect(1001); // the header deadline: 1 ms from now
+    struct timespec ts = {0, 5 * 1000 * 1000};
+    nanosleep(&ts, nullptr);
+    // The request completes in the wait of the pass whose timers then find
+    // the deadline expired, before any settle re-armed them.
+    r.port->in_wait.push_back({&s, kGetA});
+    auto xs = r.poll();
+    assert_int_equal(xs.size(), 1);
+    assert_int_equal(s.fd, 1001);
+    assert_int_equal(r.port->closed.size(), 0);
+    answer_path(xs[0]);
+    r.poll();
+    assert_true(r.port->out[1001].find("\r\n\r\n/a") != std::string::npos);
+    weir_metrics m{};
+    m.size = sizeof m;
+    r.e->metrics(&m);
+    assert_int_equal(m.closes[WEIR_CLOSE_HEADER_TIMEOUT] + m.closes[WEIR_CLOSE_SILENT], 0);
     g_fakes.clear();
 }
 
@@ -372,6 +401,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worker_port_settle_one_write),
         cmocka_unit_test(test_worker_port_close_waits_for_operations),
+        cmocka_unit_test(test_worker_port_deadline_met_in_the_same_pass),
         cmocka_unit_test(test_worker_port_async_close_keeps_slot),
         cmocka_unit_test(test_worker_port_async_close_negative_arm_uncounted),
         cmocka_unit_test(test_worker_port_detach_adopt_across_engines),
