@@ -165,7 +165,6 @@ class Conn {
     // Parse no further requests: the connection is heading for a request
     // boundary where it can be detached.
     void hold();
-    bool held() const;
     // At a request boundary: nothing parsed and unanswered, nothing handed
     // out, nothing to write, nothing lent, not closing.
     bool detachable() const;

@@ -11,8 +11,6 @@ using namespace conn_detail;
 
 void Conn::hold() { flags_ |= kHeld; }
 
-bool Conn::held() const { return (flags_ & kHeld) != 0; }
-
 bool Conn::detachable() const {
     if (flags_ & (kClosing | kNoMore | kDead | kLentIn | kLentOut))
         return false;

@@ -203,6 +203,7 @@ class Worker {
     void close_conn(Slot &s, uint32_t reason);
     void close_all(uint32_t reason);
     void unlink_live(Slot &s);
+    void let_go(Slot &s);
     bool detach(Slot &s);
     void hand_over(Slot &s);
     void fold(Slot &s);
@@ -226,7 +227,6 @@ class Worker {
     void begin_stop();
     void stop_tick();
     void finished_now();
-    bool inline_mode() const { return inline_; }
 
     // ---- the pause linger (worker_pause.cc, DESIGN.md §5)
     bool pause_unseen() const;

@@ -177,11 +177,17 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
         log_once(LOG_NO_MEMORY, "out of memory or buffers for a connection; connection closed");
     bool drain = lingering(reason) && !s.broken && !linger_hooks().skip_error_drain.load();
     port_->close(s, drain);
+    s.conn().on_closed();
+    let_go(s);
+}
+
+// The worker no longer owns s's socket (closed, or released into an image):
+// foreign answers are dropped, and settle frees the slot once nothing is out.
+void Worker::let_go(Slot &s) {
     s.fd = -1;
     s.gone.store(true, std::memory_order_release);
-    s.conn().on_closed();
     unlink_live(s);
-    mark_dirty(s); // settle frees it once nothing is outstanding
+    mark_dirty(s);
 }
 
 // Closes every open connection at once (a forced shutdown, destroy).
@@ -225,12 +231,9 @@ bool Worker::detach(Slot &s) {
     timers_.disarm(s.timer);
     fold(s);
     port_->release(s);
-    s.fd = -1;
-    s.gone.store(true, std::memory_order_release);
     s.leaving = n;
     s.leaving_to = detach_to_;
-    unlink_live(s);
-    mark_dirty(s);
+    let_go(s);
     return true;
 }
 

@@ -95,7 +95,6 @@ void Worker::settle(Slot &s) {
     }
     if (s.fd >= 0) {
         Conn &c = s.conn();
-        fold(s);
         ConnWait w = c.wait();
         if (w == ConnWait::Done || s.broken) {
             // After an error nothing more can be sent: the Conn turns zombie
