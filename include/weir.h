@@ -456,7 +456,51 @@ typedef struct weir_metrics {
     uint64_t pause_drain_accepted;   /* connections accepted by the closing drain     */
     uint64_t pause_reopens;          /* closed listeners reopened by a resume         */
     uint64_t pause_reopen_errors;    /* reopens that failed (logged)                  */
+    /* The backend (docs/uring.md): what the engine runs on, the same in every
+     * worker, and io_uring's own counts (0 on epoll). */
+    uint32_t backend;                /* WEIR_BACKEND_* the engine runs on             */
+    uint32_t uring_tier;             /* WEIR_URING_TIER_*; 0 on epoll                 */
+    uint64_t uring_probed;           /* WEIR_URING_F_* this kernel was probed to have */
+    uint64_t uring_used;             /* WEIR_URING_F_* the engine uses                */
+    uint64_t uring_enters;           /* io_uring_enter calls                          */
+    uint64_t uring_cq_overflows;     /* completions the CQ ring could not take at once
+                                        (kept by the kernel, never lost; 0 in a sound
+                                        configuration)                              */
+    uint64_t uring_nobufs;           /* recvs that found the buffer ring empty: re-armed
+                                        once buffers came back                       */
+    uint64_t uring_rearms;           /* multishot accepts and recvs re-armed after the
+                                        kernel ended them                            */
 } weir_metrics;
+
+/* weir_metrics.uring_tier: how the rings run (docs/uring.md). */
+#define WEIR_URING_TIER_DEFER 1 /* SINGLE_ISSUER | DEFER_TASKRUN: inline mode       */
+#define WEIR_URING_TIER_COOP 2  /* COOP_TASKRUN | TASKRUN_FLAG: driven mode, or no
+                                   DEFER_TASKRUN                                     */
+#define WEIR_URING_TIER_BASIC 3 /* neither                                          */
+
+/* weir_metrics.uring_probed / uring_used bits, each found by a run-time probe
+ * of the kernel (never by its version number). */
+#define WEIR_URING_F_SINGLE_ISSUER (1ull << 0)
+#define WEIR_URING_F_DEFER_TASKRUN (1ull << 1)
+#define WEIR_URING_F_COOP_TASKRUN (1ull << 2)
+#define WEIR_URING_F_MULTISHOT_ACCEPT (1ull << 3)
+#define WEIR_URING_F_MULTISHOT_RECV (1ull << 4)
+#define WEIR_URING_F_BUF_RING (1ull << 5)
+#define WEIR_URING_F_BUF_RING_INC (1ull << 6)   /* incremental buffer consumption   */
+#define WEIR_URING_F_RECV_BUNDLE (1ull << 7)    /* recv/send bundles                */
+#define WEIR_URING_F_ACCEPT_DONTWAIT (1ull << 8)
+#define WEIR_URING_F_ACCEPT_POLL_FIRST (1ull << 9)
+#define WEIR_URING_F_NAPI (1ull << 10)
+#define WEIR_URING_F_EXT_ARG (1ull << 11)       /* a timeout inside io_uring_enter  */
+#define WEIR_URING_F_CQE_SKIP (1ull << 12)      /* no CQE for a successful close    */
+#define WEIR_URING_F_NODROP (1ull << 13)        /* an overflowed CQE is kept        */
+#define WEIR_URING_F_REG_RING_FD (1ull << 14)   /* the registered ring fd           */
+#define WEIR_URING_F_COUNT 15
+
+/* A static name for one WEIR_URING_F_* bit ("defer_taskrun", ...) or a tier
+ * ("defer", "coop", "basic"); "unknown" otherwise. Any thread. */
+WEIR_API const char *weir_uring_feature_name(uint64_t bit);
+WEIR_API const char *weir_uring_tier_name(uint32_t tier);
 
 /* Sums every worker's counters. out->size must be set; fields past it are
  * left alone. Returns 0 or -EINVAL. Any thread. */

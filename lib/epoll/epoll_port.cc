@@ -57,7 +57,7 @@ class EpollPort final : public Port {
 
     void unlisten(int fd) override { ::epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr); }
 
-    Take accept(int listen_fd, Accepted &out) override {
+    Take accept(int listen_fd, Accepted &out, bool) override {
         out.peer_len = sizeof out.peer;
         int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr *>(&out.peer), &out.peer_len,
                            SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -3,6 +3,7 @@
 
 #include "epoll/epoll_port.h"
 #include "loop/port.h"
+#include "uring/uring_port.h"
 #include "weir.h"
 
 namespace weir {
@@ -13,7 +14,7 @@ int make_port(uint32_t backend, std::unique_ptr<Port> *out) {
         *out = make_epoll_port();
         return *out ? 0 : -ENOMEM;
     case WEIR_BACKEND_URING:
-        return WEIR_E_UNAVAILABLE; // lib/uring is not built yet
+        return make_uring_port(out); // WEIR_E_UNAVAILABLE where the kernel lacks what it needs
     default:
         return -EINVAL;
     }

@@ -39,6 +39,16 @@ void metrics_sum(const WorkerMetrics *const *workers, uint32_t n, weir_metrics *
     full.pause_drain_accepted = s[M_PAUSE_DRAIN_ACCEPTED];
     full.pause_reopens = s[M_PAUSE_REOPENS];
     full.pause_reopen_errors = s[M_PAUSE_REOPEN_ERRORS];
+    if (n > 0) {
+        full.backend = workers[0]->backend.load(std::memory_order_relaxed);
+        full.uring_tier = workers[0]->uring_tier.load(std::memory_order_relaxed);
+        full.uring_probed = workers[0]->uring_probed.load(std::memory_order_relaxed);
+        full.uring_used = workers[0]->uring_used.load(std::memory_order_relaxed);
+    }
+    full.uring_enters = s[M_URING_ENTERS];
+    full.uring_cq_overflows = s[M_URING_CQ_OVERFLOWS];
+    full.uring_nobufs = s[M_URING_NOBUFS];
+    full.uring_rearms = s[M_URING_REARMS];
     for (uint32_t r = 0; r < WEIR_CLOSE_REASONS; r++)
         full.closes[r] = s[M_CLOSES + r];
     size_t len = out->size < sizeof full ? out->size : sizeof full;

@@ -36,12 +36,19 @@ enum Metric : uint32_t {
     M_PAUSE_DRAIN_ACCEPTED,
     M_PAUSE_REOPENS,
     M_PAUSE_REOPEN_ERRORS,
+    M_URING_ENTERS,
+    M_URING_CQ_OVERFLOWS,
+    M_URING_NOBUFS,
+    M_URING_REARMS,
     M_CLOSES, // WEIR_CLOSE_REASONS entries follow
     M_COUNT = M_CLOSES + WEIR_CLOSE_REASONS,
 };
 
 struct WorkerMetrics {
     std::atomic<uint64_t> v[M_COUNT] = {};
+    // What the port runs on, set once by its init (not sums).
+    std::atomic<uint32_t> backend{0}, uring_tier{0};
+    std::atomic<uint64_t> uring_probed{0}, uring_used{0};
 
     // Owner thread only.
     void add(uint32_t m, uint64_t n = 1) { v[m].store(v[m].load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }

@@ -41,7 +41,7 @@ struct Accepted {
 
 // Bytes of every slot that belong to its backend (EPOLLOUT armed, operations
 // posted, buffer ids): see port_state() in worker.h.
-inline constexpr size_t kPortSlotBytes = 32;
+inline constexpr size_t kPortSlotBytes = 32; // io_uring's UringSlot is 24
 
 class Port {
   public:
@@ -50,13 +50,23 @@ class Port {
     virtual int init(Worker &w) = 0;
 
     // Hear about connections arriving on a listener (Worker::door_ready),
-    // and stop hearing before the worker closes it.
+    // and stop hearing before the worker closes it. After unlisten, what the
+    // backend already took from the listener (a multishot accept's fds)
+    // stays for accept(), which then takes from the listener itself until it
+    // runs dry: the worker drains (the linger) or drops (shutdown) both.
     virtual int listen(int fd) = 0;
     virtual void unlisten(int fd) = 0;
     // One connection for the door's batch (the worker decides how many a
     // batch takes): Took with out filled, Empty when the door ran dry,
     // Resource (EMFILE, ENFILE, ENOBUFS, ENOMEM) or Other with out.error.
-    virtual Take accept(int listen_fd, Accepted &out) = 0;
+    // out.peer_len 0: the backend has no address (the worker asks for it).
+    // drain: the batch takes until the door runs dry (accept_batch 0, the
+    // linger's last drain), so Empty must mean the listener's queue is empty
+    // too, not only what the backend already took.
+    virtual Take accept(int listen_fd, Accepted &out, bool drain) = 0;
+    // What the backend queued for the kernel goes now: the loop is about to
+    // stop passing (a finished worker), so nothing may wait for a next wait.
+    virtual void push() {}
 
     // A connection starts (accepted, handed over or adopted): hear about its
     // input, and read what is already there.

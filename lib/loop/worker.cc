@@ -61,6 +61,7 @@ Worker::~Worker() {
 int Worker::init() {
     pool_ = std::make_unique<ConnPool>(engine_.settings());
     ready_.reserve(256);
+    metrics.backend.store(engine_.cfg().backend, std::memory_order_relaxed);
     return port_->init(*this);
 }
 

@@ -148,6 +148,7 @@ class Worker {
     uint64_t slots_in_use() const { return slots_in_use_; } // owning thread (tests)
     size_t states_in_use() const { return pool_->in_use(); } // connection buffers held; owning thread (tests)
     int listen_fd() const { return listener_.fd; }
+    bool inline_mode() const { return inline_; } // the port picks its ring's tier by it
     Port &port() { return *port_; }
     // Any thread: the listener's state as the worker last published it.
     ListenerState listener_state() const { return pub_state_.load(std::memory_order_acquire); }
@@ -171,6 +172,9 @@ class Worker {
     // Bytes in a buffer the port lends: returns how many the Conn took (the
     // port keeps the rest and offers it again after want_read()).
     size_t input_lent(Slot &s, const char *p, size_t n);
+    // Bytes that arrived for a slot released into an image (a recv the port
+    // had in flight, or bytes it held): they follow the image's unread bytes.
+    void input_late(Slot &s, const char *p, size_t n);
     // Input ended: err 0 for the peer's FIN, else its errno.
     void input_end(Slot &s, int err);
     // Up to max iovecs of output to write, lent until written().
@@ -218,13 +222,14 @@ class Worker {
     void apply(Answer *a);
     // worker_doors.cc
     void run_doors();
-    Take accept_one();
+    Take accept_one(bool drain);
     Take admit_handoff();
     bool hand_off(const Accepted &a);
     void drop_images();
     static void drop_image(ImageNode *n);
     // worker_stop.cc
     void begin_stop();
+    void drop_unadmitted();
     void stop_tick();
     void finished_now();
 

@@ -5,6 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
+
 #include "loop/engine.h"
 #include "loop/linger.h"
 #include "loop/worker.h"
@@ -111,6 +114,12 @@ void Worker::admit(ConnImage &img) {
         return;
     }
     Slot &s = *sp;
+    if (img.peer_len == 0) {
+        // A multishot accept gives no address: asked here, once.
+        img.peer_len = sizeof img.peer;
+        if (::getpeername(fd, reinterpret_cast<sockaddr *>(&img.peer), &img.peer_len) < 0)
+            img.peer_len = 0;
+    }
     new (s.mem) Conn(engine_.settings(), *pool_, img.id ? img.id : engine_.next_conn_id());
     s.in_use = true;
     s.fd = fd;
@@ -230,17 +239,38 @@ bool Worker::detach(Slot &s) {
     n->img.peer_len = s.peer_len;
     timers_.disarm(s.timer);
     fold(s);
-    port_->release(s);
-    s.leaving = n;
+    s.leaving = n; // before the release: bytes the port still holds join the image
     s.leaving_to = detach_to_;
+    port_->release(s);
     let_go(s);
     return true;
+}
+
+void Worker::input_late(Slot &s, const char *p, size_t n) {
+    ConnImage &img = s.leaving->img;
+    if (img.fd < 0 || n == 0)
+        return; // already spoiled
+    auto *nb = static_cast<char *>(std::realloc(img.unread, img.unread_len + n));
+    if (!nb) {
+        // The image would miss bytes of its stream: it cannot be served.
+        ::close(img.fd);
+        img.fd = -1;
+        metrics.close(WEIR_CLOSE_RESOURCE);
+        log_once(LOG_NO_MEMORY, "out of memory for a moving connection's bytes; connection closed");
+        return;
+    }
+    std::memcpy(nb + img.unread_len, p, n);
+    img.unread = nb;
+    img.unread_len += n;
 }
 
 void Worker::hand_over(Slot &s) {
     ImageNode *n = s.leaving;
     s.leaving = nullptr;
-    s.leaving_to->post_image(n);
+    if (n->img.fd < 0)
+        delete n; // spoiled by input_late (counted there)
+    else
+        s.leaving_to->post_image(n);
     s.leaving_to = nullptr;
 }
 

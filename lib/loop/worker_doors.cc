@@ -15,7 +15,7 @@ namespace weir {
 
 void Worker::run_doors() {
     if (listener_.state == ListenerState::Active || listener_.state == ListenerState::Lingering) {
-        BatchResult r = run_batch(listen_door_, accept_batch_, now_ms_, retry_ms_, [this] { return accept_one(); });
+        BatchResult r = run_batch(listen_door_, accept_batch_, now_ms_, retry_ms_, [this] { return accept_one(accept_batch_ == 0); });
         if (r.ran) {
             metrics.add(M_ACCEPT_BATCHES);
             if (r.was_owed)
@@ -27,9 +27,9 @@ void Worker::run_doors() {
         metrics.add(M_HANDOFFS_OWED);
 }
 
-Take Worker::accept_one() {
+Take Worker::accept_one(bool drain) {
     Accepted a;
-    Take t = port_->accept(listener_.fd, a);
+    Take t = port_->accept(listener_.fd, a, drain);
     if (t == Take::Empty)
         return t;
     if (t != Take::Took) {

@@ -125,13 +125,15 @@ void Worker::pause_begin() {
 // Accept until EAGAIN (whatever the accept queue holds is admitted and read
 // now, and served by this pass's flush), then close and tell the waiters.
 void Worker::linger_close() {
+    // Stop hearing first, so the drain below empties everything: what the
+    // backend took already (a multishot accept) and the listener's queue.
+    if (listener_.fd >= 0)
+        port_->unlisten(listener_.fd);
     listen_door_.ready = true;
-    BatchResult r = run_batch(listen_door_, 0, now_ms_, retry_ms_, [this] { return accept_one(); });
+    BatchResult r = run_batch(listen_door_, 0, now_ms_, retry_ms_, [this] { return accept_one(true); });
     if (r.ran)
         metrics.add(M_ACCEPT_BATCHES);
     metrics.add(M_PAUSE_DRAIN_ACCEPTED, r.taken);
-    if (listener_.fd >= 0)
-        port_->unlisten(listener_.fd);
     listener_.close_now();
     set_listener_state(ListenerState::Closed);
     door_clear(listen_door_);

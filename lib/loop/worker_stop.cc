@@ -1,5 +1,7 @@
 // Shutdown (stop accepting, let in-flight exchanges finish within the grace,
 // then close what is left) and the driven host's poll.
+#include <unistd.h>
+
 #include <climits>
 
 #include "loop/engine.h"
@@ -14,14 +16,30 @@ void Worker::begin_stop() {
     handoff_door_.ready = true;
     run_batch(handoff_door_, 0, now_ms_, retry_ms_, [this] { return admit_handoff(); });
     door_clear(handoff_door_);
-    if (listener_.fd >= 0)
+    if (listener_.fd >= 0) {
         port_->unlisten(listener_.fd);
+        drop_unadmitted();
+    }
     listener_.close_now();
     set_listener_state(ListenerState::Closed);
     door_clear(listen_door_);
     for (Slot *s = live_; s; s = s->live_next) {
         s->conn().close(WEIR_CLOSE_SHUTDOWN);
         mark_dirty(*s);
+    }
+}
+
+// What the backend took from the listener and the worker never admitted
+// (a multishot accept's fds) closes with the listener, as the kernel's own
+// accept queue would: counted as accepted and closed for shutdown. Bounded,
+// so a flood of connects cannot hold the shutdown.
+void Worker::drop_unadmitted() {
+    Accepted a;
+    for (uint32_t i = 0; i < max_connections_ && port_->accept(listener_.fd, a, true) == Take::Took; i++) {
+        metrics.add(M_ACCEPTED);
+        metrics.close(WEIR_CLOSE_SHUTDOWN);
+        ::close(a.fd);
+        a = Accepted{};
     }
 }
 
@@ -37,6 +55,7 @@ void Worker::stop_tick() {
 void Worker::finished_now() {
     if (finished())
         return;
+    port_->push(); // the last closes leave now, not at a wait that never comes
     finished_.store(true, std::memory_order_release);
     engine_.worker_finished();
 }

@@ -213,10 +213,26 @@ void test_engine_api_errors(void **) {
     c.host = "localhost"; // not numeric
     assert_int_equal(weir_engine_create(&c, &e), -EINVAL);
     c.host = "127.0.0.1";
-    c.backend = WEIR_BACKEND_URING;
-    assert_int_equal(weir_engine_create(&c, &e), WEIR_E_UNAVAILABLE);
-    c.backend = WEIR_BACKEND_EPOLL;
+    c.backend = 3; // no such backend
+    assert_int_equal(weir_engine_create(&c, &e), -EINVAL);
+    c.backend = test_backend();
     assert_int_equal(weir_engine_create(&c, &e), 0);
+    // The engine says what it runs on, and on io_uring how (docs/uring.md).
+    weir_metrics m{};
+    m.size = sizeof m;
+    assert_int_equal(weir_engine_metrics(e, &m), 0);
+    assert_int_equal(m.backend, c.backend);
+    if (c.backend == WEIR_BACKEND_URING) {
+        assert_int_equal(m.uring_tier, WEIR_URING_TIER_DEFER); // inline mode on a kernel with DEFER_TASKRUN
+        assert_true(m.uring_used & WEIR_URING_F_MULTISHOT_ACCEPT);
+        assert_true((m.uring_used & ~m.uring_probed) == 0); // nothing used that the probe did not find
+        assert_string_equal(weir_uring_tier_name(m.uring_tier), "defer");
+    } else {
+        assert_int_equal(m.uring_tier, 0);
+        assert_int_equal(m.uring_used, 0);
+    }
+    assert_string_equal(weir_uring_feature_name(WEIR_URING_F_DEFER_TASKRUN), "defer_taskrun");
+    assert_string_equal(weir_uring_feature_name(3), "unknown");
     assert_int_equal(weir_engine_start(e), WEIR_E_STATE); // not listening
     sockaddr_storage ss;
     socklen_t len = sizeof ss;

@@ -59,7 +59,7 @@ class FakePort final : public Port {
     }
     int listen(int) override { return 0; }
     void unlisten(int) override {}
-    Take accept(int, Accepted &a) override {
+    Take accept(int, Accepted &a, bool) override {
         if (accepts.empty())
             return Take::Empty;
         a = accepts.front();
