@@ -39,6 +39,16 @@ type Metrics struct {
 	PauseReopens          uint64 // closed listeners reopened by a resume
 	PauseReopenErrors     uint64
 
+	// The backend (docs/uring.md): io_uring's tier, the WEIR_URING_F_* bits
+	// probed and used, and its counts (0 on epoll).
+	URingTier        uint32
+	URingProbed      uint64
+	URingUsed        uint64
+	URingEnters      uint64
+	URingCQOverflows uint64 // must stay 0
+	URingNoBufs      uint64
+	URingRearms      uint64
+
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
 	DirectResponds uint64 // weir_respond crossings of their own (async handlers, large inline bodies)
@@ -102,6 +112,13 @@ func (e *Engine) Metrics() Metrics {
 			m.PauseDrainAccepted = uint64(cm.pause_drain_accepted)
 			m.PauseReopens = uint64(cm.pause_reopens)
 			m.PauseReopenErrors = uint64(cm.pause_reopen_errors)
+			m.URingTier = uint32(cm.uring_tier)
+			m.URingProbed = uint64(cm.uring_probed)
+			m.URingUsed = uint64(cm.uring_used)
+			m.URingEnters = uint64(cm.uring_enters)
+			m.URingCQOverflows = uint64(cm.uring_cq_overflows)
+			m.URingNoBufs = uint64(cm.uring_nobufs)
+			m.URingRearms = uint64(cm.uring_rearms)
 		}
 	}
 	e.life.RUnlock()

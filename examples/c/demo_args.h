@@ -18,6 +18,7 @@ enum demo_app { DEMO_APP_HELLO, DEMO_APP_ECHO };
 
 typedef struct demo_opts {
     weir_config cfg;
+    int backend_auto; /* --backend auto: io_uring, else epoll */
     char host[64];          /* cfg.host points here */
     enum demo_mode mode;
     enum demo_app app;
@@ -28,7 +29,8 @@ static const char demo_usage[] =
     "usage: weir-demo [options]\n"
     "  --addr HOST:PORT         numeric address to listen on ([::1]:PORT for IPv6); port 0 picks one\n"
     "                           (default 127.0.0.1:8080)\n"
-    "  --backend epoll|uring    (default epoll)\n"
+    "  --backend epoll|uring|auto  (default epoll; auto: io_uring where this kernel\n"
+    "                           runs it, else epoll, with the reason logged)\n"
     "  --workers N              event loops; 0 = online CPUs (default 1)\n"
     "  --mode inline|driven|deferred\n"
     "                           inline: handlers run on the loop; driven: the demo's threads poll the\n"
@@ -121,8 +123,10 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 o->cfg.backend = WEIR_BACKEND_EPOLL;
             else if (!strcmp(v, "uring"))
                 o->cfg.backend = WEIR_BACKEND_URING;
+            else if (!strcmp(v, "auto"))
+                o->backend_auto = 1, o->cfg.backend = WEIR_BACKEND_URING;
             else
-                return demo_bad("bad --backend (want epoll or uring)", v);
+                return demo_bad("bad --backend (want epoll, uring or auto)", v);
         } else if (!strcmp(f, "--mode")) {
             if (!strcmp(v, "inline"))
                 o->mode = DEMO_INLINE;

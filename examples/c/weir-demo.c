@@ -264,6 +264,19 @@ static void print_metrics(weir_engine *e) {
     F(pause_drain_accepted);
     F(pause_reopens);
     F(pause_reopen_errors);
+    printf("backend %s\n", m.backend == WEIR_BACKEND_URING ? "uring" : "epoll");
+    if (m.backend == WEIR_BACKEND_URING) {
+        printf("uring_tier %s\n", weir_uring_tier_name(m.uring_tier));
+        for (unsigned i = 0; i < WEIR_URING_F_COUNT; i++) {
+            uint64_t bit = 1ull << i;
+            if (m.uring_probed & bit)
+                printf("uring_feature.%s %s\n", weir_uring_feature_name(bit), (m.uring_used & bit) ? "used" : "probed");
+        }
+    }
+    F(uring_enters);
+    F(uring_cq_overflows);
+    F(uring_nobufs);
+    F(uring_rearms);
 #undef F
     for (uint32_t i = 0; i < WEIR_CLOSE_REASONS; i++) {
         const char *name = weir_close_reason_name(i);
@@ -416,7 +429,14 @@ int main(int argc, char **argv) {
 
     int exit_code = 1;
     char what[96];
-    if ((rc = weir_engine_create(&d.o.cfg, &d.e)) < 0) {
+    rc = weir_engine_create(&d.o.cfg, &d.e);
+    if (rc < 0 && d.o.backend_auto) {
+        /* The engine logged why (through the log callback); say what we do. */
+        fprintf(stderr, "weir-demo: --backend auto: io_uring: %s; falling back to epoll\n", weir_strerror(rc));
+        d.o.cfg.backend = WEIR_BACKEND_EPOLL;
+        rc = weir_engine_create(&d.o.cfg, &d.e);
+    }
+    if (rc < 0) {
         fail("create", rc);
         goto out;
     }

@@ -4,6 +4,7 @@
 #include "epoll/epoll_port.h"
 #include "loop/port.h"
 #include "uring/uring_port.h"
+#include "uring/uring_probe.h"
 #include "weir.h"
 
 namespace weir {
@@ -18,6 +19,12 @@ int make_port(uint32_t backend, std::unique_ptr<Port> *out) {
     default:
         return -EINVAL;
     }
+}
+
+const char *backend_unavailable_reason(uint32_t backend) {
+    if (backend == WEIR_BACKEND_URING && uring_caps().missing)
+        return uring_caps().missing;
+    return "not in this build";
 }
 
 } // namespace weir

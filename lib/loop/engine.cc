@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -62,6 +63,12 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
     for (uint32_t i = 0; i < n; i++) {
         std::unique_ptr<Port> port;
         int prc = factory(c.backend, &port);
+        if (prc == WEIR_E_UNAVAILABLE) {
+            char msg[200];
+            std::snprintf(msg, sizeof msg, "backend %s unavailable: %s",
+                          c.backend == WEIR_BACKEND_URING ? "io_uring" : "?", backend_unavailable_reason(c.backend));
+            e->log_once(LOG_BACKEND, WEIR_LOG_ERROR, msg);
+        }
         if (prc < 0)
             return prc; // -EINVAL for an unknown backend, WEIR_E_UNAVAILABLE, -ENOMEM
         std::unique_ptr<Worker> w(new (std::nothrow) Worker(*e, i, std::move(port)));

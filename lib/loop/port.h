@@ -100,5 +100,7 @@ class Port {
 // refused by this kernel), -ENOMEM. Tests pass their own to Engine::create.
 using PortFactory = int (*)(uint32_t backend, std::unique_ptr<Port> *out);
 int make_port(uint32_t backend, std::unique_ptr<Port> *out);
+// Why make_port answered WEIR_E_UNAVAILABLE (a static string).
+const char *backend_unavailable_reason(uint32_t backend);
 
 } // namespace weir

@@ -62,6 +62,8 @@ int weir_header_use(void) {
     int (*f_resume)(weir_engine *) = weir_engine_resume;
     int (*f_poll)(weir_worker *, weir_exchange **, uint32_t, int) = weir_worker_poll;
     const char *(*f_close_name)(uint32_t) = weir_close_reason_name;
+    const char *(*f_feature_name)(uint64_t) = weir_uring_feature_name;
+    const char *(*f_tier_name)(uint32_t) = weir_uring_tier_name;
     int (*f_metrics)(weir_engine *, weir_metrics *) = weir_engine_metrics;
     const weir_request *(*f_request)(weir_exchange *) = weir_exchange_request;
     int (*f_peer)(weir_exchange *, struct sockaddr_storage *, socklen_t *) = weir_exchange_peer;
@@ -113,7 +115,7 @@ int weir_header_use(void) {
          (f_limits_init != 0) + (f_parse != 0) + (f_status != 0) + (f_chunked_init != 0) +
          (f_chunked_decode != 0) + (f_trailers != 0) + (f_config_init != 0) + (f_create != 0) + (f_listen != 0) +
          (f_addr != 0) + (f_start != 0) + (f_shutdown != 0) + (f_destroy != 0) + (f_worker != 0) +
-         (f_workers != 0) + (f_poll != 0) + (f_close_name != 0) + (f_metrics != 0) + (f_request != 0) +
+         (f_workers != 0) + (f_poll != 0) + (f_close_name != 0) + (f_feature_name != 0) + (f_tier_name != 0) + (f_metrics != 0) + (f_request != 0) +
          (f_peer != 0) + (f_respond != 0) + (f_defer != 0) + (f_respond_many != 0) + (f_begin_pause != 0) +
          (f_pause != 0) + (f_resume != 0);
     answer.ex = exchange;

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # weir-demo --app hello in each mode (inline, driven, deferred) on epoll, and
-# on io_uring where the engine offers it: every route, then SIGTERM exits 0.
+# on io_uring where the engine offers it (and --backend auto): every route,
+# SIGHUP names the backend (io_uring: its tier and features, 0 CQ overflows),
+# then SIGTERM exits 0.
 source "$(dirname "$0")/demo_common.bash"
 need_bin "$B/bin/weir-demo"
-for run in epoll:inline epoll:driven epoll:deferred uring:inline uring:driven; do
+for run in epoll:inline epoll:driven epoll:deferred uring:inline uring:driven uring:deferred auto:inline; do
     backend=${run%%:*} mode=${run#*:}
     if ! ALLOW_UNAVAILABLE=1 start_server "$B/bin/weir-demo" --addr 127.0.0.1:0 --backend "$backend" \
         --mode "$mode" --workers 2; then
@@ -25,6 +27,17 @@ for run in epoll:inline epoll:driven epoll:deferred uring:inline uring:driven; d
     # keep-alive: several requests on one connection
     out=$(curl -s --noproxy '*' --max-time 10 "$(url /)" "$(url /fast)" "$(url /)")
     [[ $out == "Hello, World!fast"$'\n'"Hello, World!" ]] || fail "$run: keep-alive sequence gave '$out'"
+    kill -HUP "$SERVER_PID"
+    for ((i = 0; i < 100; i++)); do grep -q '^metrics end$' "$TMP/server.out" && break; sleep 0.05; done
+    want=$backend
+    [[ $backend == auto ]] && { grep -q 'falling back to epoll' "$TMP/server.err" && want=epoll || want=uring; }
+    grep -q "^backend $want\$" "$TMP/server.out" || fail "$run: SIGHUP does not say 'backend $want'"
+    if [[ $want == uring ]]; then
+        tier=inline; [[ $mode == inline || $mode == deferred ]] && tier=defer || tier=coop
+        grep -q "^uring_tier $tier\$" "$TMP/server.out" || fail "$run: SIGHUP does not say 'uring_tier $tier'"
+        grep -q '^uring_feature.multishot_accept used$' "$TMP/server.out" || fail "$run: multishot accept not listed as used"
+        grep -q '^uring_cq_overflows 0$' "$TMP/server.out" || fail "$run: CQ overflows: $(grep uring_cq_overflows "$TMP/server.out")"
+    fi
     stop_server TERM
     [[ $STOP_RC -eq 0 ]] || fail "$run: exit code $STOP_RC after SIGTERM, want 0"
     echo "$run: ok"

@@ -138,6 +138,27 @@ pub struct weir_exchange {
 
 pub const WEIR_BACKEND_EPOLL: u32 = 1;
 pub const WEIR_BACKEND_URING: u32 = 2;
+
+pub const WEIR_URING_TIER_DEFER: u32 = 1;
+pub const WEIR_URING_TIER_COOP: u32 = 2;
+pub const WEIR_URING_TIER_BASIC: u32 = 3;
+
+pub const WEIR_URING_F_SINGLE_ISSUER: u64 = 1 << 0;
+pub const WEIR_URING_F_DEFER_TASKRUN: u64 = 1 << 1;
+pub const WEIR_URING_F_COOP_TASKRUN: u64 = 1 << 2;
+pub const WEIR_URING_F_MULTISHOT_ACCEPT: u64 = 1 << 3;
+pub const WEIR_URING_F_MULTISHOT_RECV: u64 = 1 << 4;
+pub const WEIR_URING_F_BUF_RING: u64 = 1 << 5;
+pub const WEIR_URING_F_BUF_RING_INC: u64 = 1 << 6;
+pub const WEIR_URING_F_RECV_BUNDLE: u64 = 1 << 7;
+pub const WEIR_URING_F_ACCEPT_DONTWAIT: u64 = 1 << 8;
+pub const WEIR_URING_F_ACCEPT_POLL_FIRST: u64 = 1 << 9;
+pub const WEIR_URING_F_NAPI: u64 = 1 << 10;
+pub const WEIR_URING_F_EXT_ARG: u64 = 1 << 11;
+pub const WEIR_URING_F_CQE_SKIP: u64 = 1 << 12;
+pub const WEIR_URING_F_NODROP: u64 = 1 << 13;
+pub const WEIR_URING_F_REG_RING_FD: u64 = 1 << 14;
+pub const WEIR_URING_F_COUNT: u32 = 15;
 pub const WEIR_MODE_INLINE: u32 = 1;
 pub const WEIR_MODE_DRIVEN: u32 = 2;
 pub const WEIR_LOG_ERROR: c_int = 1;
@@ -223,6 +244,14 @@ pub struct weir_metrics {
     pub pause_drain_accepted: u64,
     pub pause_reopens: u64,
     pub pause_reopen_errors: u64,
+    pub backend: u32,
+    pub uring_tier: u32,
+    pub uring_probed: u64,
+    pub uring_used: u64,
+    pub uring_enters: u64,
+    pub uring_cq_overflows: u64,
+    pub uring_nobufs: u64,
+    pub uring_rearms: u64,
 }
 
 #[repr(C)]
@@ -322,6 +351,8 @@ extern "C" {
     pub fn weir_engine_resume(e: *mut weir_engine) -> c_int;
     pub fn weir_worker_poll(w: *mut weir_worker, out: *mut *mut weir_exchange, max: u32, timeout_ms: c_int) -> c_int;
     pub fn weir_close_reason_name(reason: u32) -> *const c_char;
+    pub fn weir_uring_feature_name(bit: u64) -> *const c_char;
+    pub fn weir_uring_tier_name(tier: u32) -> *const c_char;
     pub fn weir_engine_metrics(e: *mut weir_engine, out: *mut weir_metrics) -> c_int;
 
     pub fn weir_exchange_request(ex: *mut weir_exchange) -> *const weir_request;
