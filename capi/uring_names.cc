@@ -8,6 +8,7 @@ WEIR_EXPORT const char *weir_uring_feature_name(uint64_t bit) {
         "single_issuer",    "defer_taskrun",     "coop_taskrun",   "multishot_accept", "multishot_recv",
         "buf_ring",         "buf_ring_inc",      "recv_bundle",    "accept_dontwait",  "accept_poll_first",
         "napi",             "ext_arg",           "cqe_skip",       "nodrop",           "reg_ring_fd",
+        "min_timeout",
     };
     for (unsigned i = 0; i < WEIR_URING_F_COUNT; i++)
         if (bit == (1ull << i))

@@ -495,7 +495,8 @@ typedef struct weir_metrics {
 #define WEIR_URING_F_CQE_SKIP (1ull << 12)      /* no CQE for a successful close    */
 #define WEIR_URING_F_NODROP (1ull << 13)        /* an overflowed CQE is kept        */
 #define WEIR_URING_F_REG_RING_FD (1ull << 14)   /* the registered ring fd           */
-#define WEIR_URING_F_COUNT 15
+#define WEIR_URING_F_MIN_TIMEOUT (1ull << 15)   /* a wait that gathers completions  */
+#define WEIR_URING_F_COUNT 16
 
 /* A static name for one WEIR_URING_F_* bit ("defer_taskrun", ...) or a tier
  * ("defer", "coop", "basic"); "unknown" otherwise. Any thread. */

@@ -88,6 +88,7 @@ class UringPort final : public Port {
     // uring_port.cc
     io_uring_sqe *sqe();
     int submit(unsigned wait_nr, int timeout_ms);
+    int gather(int timeout_ms);
     void reap(bool accept_only);
     void handle(const Cqe &c);
     void on_accept(const Cqe &c);

@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 
@@ -32,6 +33,8 @@ constexpr unsigned kCqEntries = 8192; // a burst of accepts and recvs of 1,000s 
 constexpr uint32_t kBuffers = 512;
 constexpr uint32_t kBufferSize = 8192;
 constexpr uint16_t kGroup = 0;
+constexpr unsigned kGather = 32;
+constexpr unsigned kGatherUs = 50;
 constexpr size_t kAcceptedMax = 4096; // past it the multishot accept rests: the kernel's backlog holds the rest
 
 thread_local char tl_token;
@@ -133,7 +136,10 @@ int UringPort::init(Worker &w) {
     ring_up_ = true;
     enabled_ = tier_ != WEIR_URING_TIER_DEFER;
     used_ = WEIR_URING_F_MULTISHOT_ACCEPT | WEIR_URING_F_MULTISHOT_RECV | WEIR_URING_F_BUF_RING |
-            WEIR_URING_F_NODROP | (caps.probed & (WEIR_URING_F_EXT_ARG | WEIR_URING_F_CQE_SKIP));
+            WEIR_URING_F_NODROP |
+            (caps.probed & (WEIR_URING_F_EXT_ARG | WEIR_URING_F_CQE_SKIP | WEIR_URING_F_MIN_TIMEOUT));
+    if (const char *g = std::getenv("WEIR_URING_GATHER"); g && *g == '0')
+        used_ &= ~WEIR_URING_F_MIN_TIMEOUT; // a measurement knob (docs/uring.md)
     if (tier_ == WEIR_URING_TIER_DEFER)
         used_ |= WEIR_URING_F_SINGLE_ISSUER | WEIR_URING_F_DEFER_TASKRUN;
     else if (tier_ == WEIR_URING_TIER_COOP)
@@ -187,11 +193,37 @@ int UringPort::submit(unsigned wait_nr, int timeout_ms) {
     w_->metrics.add(M_URING_ENTERS);
     if (wait_nr == 0)
         return io_uring_submit_and_get_events(&ring_);
+    if (used_ & WEIR_URING_F_MIN_TIMEOUT)
+        return gather(timeout_ms);
     io_uring_cqe *cqe = nullptr;
     if (timeout_ms < 0)
         return io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, nullptr, nullptr);
     __kernel_timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000LL};
     return io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, &ts, nullptr);
+}
+
+// The wait that gathers (IORING_FEAT_MIN_TIMEOUT): up to kGather
+// completions, or whatever came within kGatherUs of the first, or one after
+// that, bounded by timeout_ms. Under load a pass then serves many
+// connections for one enter; an idle loop wakes at its first completion
+// (the added latency is at most kGatherUs, measured in docs/uring.md).
+// liburing 2.3 knows neither the feature nor the field (its `pad`), so the
+// SQ tail is published here as its __io_uring_flush_sq does.
+int UringPort::gather(int timeout_ms) {
+    io_uring_sq &sq = ring_.sq;
+    if (sq.sqe_head != sq.sqe_tail) {
+        sq.sqe_head = sq.sqe_tail;
+        io_uring_smp_store_release(sq.ktail, sq.sqe_tail);
+    }
+    unsigned to_submit = *sq.ktail - io_uring_smp_load_acquire(sq.khead);
+    __kernel_timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000LL};
+    io_uring_getevents_arg arg{};
+    arg.pad = kGatherUs; // min_wait_usec
+    if (timeout_ms >= 0)
+        arg.ts = reinterpret_cast<uint64_t>(&ts);
+    int rc = io_uring_enter2(ring_.ring_fd, to_submit, kGather, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+                             reinterpret_cast<sigset_t *>(&arg), sizeof arg);
+    return rc < 0 ? -errno : rc;
 }
 
 void UringPort::wait(int timeout_ms) {
@@ -213,8 +245,13 @@ void UringPort::wait(int timeout_ms) {
     bool need_enter = timeout_ms != 0 || io_uring_sq_ready(&ring_) > 0 ||
                       tier_ == WEIR_URING_TIER_DEFER || (*ring_.sq.kflags & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW));
     rc = need_enter ? submit(timeout_ms == 0 ? 0 : 1, timeout_ms) : 0;
-    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EBUSY)
-        w_->log_once(LOG_BACKEND, "io_uring_enter failed");
+    // EMFILE/ENFILE: an accept run inside the enter met the limit; its CQE
+    // reports it (the door's retry), and the enter is made again next pass.
+    if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EBUSY && rc != -EMFILE && rc != -ENFILE) {
+        char msg[96];
+        std::snprintf(msg, sizeof msg, "io_uring_enter failed: %s", strerrorname_np(-rc));
+        w_->log_once(LOG_BACKEND, msg);
+    }
     reap(false);
     count_overflow();
     bufs_.publish();

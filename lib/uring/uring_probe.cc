@@ -141,6 +141,8 @@ UringCaps probe() {
         c.probed |= WEIR_URING_F_CQE_SKIP;
     if (features & IORING_FEAT_NODROP)
         c.probed |= WEIR_URING_F_NODROP;
+    if (features & uapi::kFeatMinTimeout)
+        c.probed |= WEIR_URING_F_MIN_TIMEOUT;
     if (features & uapi::kFeatRecvSendBundle)
         c.probed |= WEIR_URING_F_RECV_BUNDLE;
     if (io_uring_register_ring_fd(&r) == 1) {

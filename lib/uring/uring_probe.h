@@ -11,6 +11,7 @@ namespace weir {
 // uapi constants newer than liburing 2.3's headers, by their kernel names.
 namespace uapi {
 inline constexpr unsigned kFeatRecvSendBundle = 1u << 14; // IORING_FEAT_RECVSEND_BUNDLE
+inline constexpr unsigned kFeatMinTimeout = 1u << 15;     // IORING_FEAT_MIN_TIMEOUT
 inline constexpr unsigned kAcceptDontWait = 1u << 1;      // IORING_ACCEPT_DONTWAIT
 inline constexpr unsigned kAcceptPollFirst = 1u << 2;     // IORING_ACCEPT_POLL_FIRST
 inline constexpr unsigned kPbufRingInc = 2;               // IOU_PBUF_RING_INC
