@@ -63,14 +63,17 @@ TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.cc=$(B)/obj/%.o)
 EXAMPLE_C := $(sort $(wildcard examples/c/*.c))
 EXAMPLE_BINS := $(patsubst examples/c/%.c,$(B)/bin/%,$(EXAMPLE_C))
 BENCH_SRCS := $(sort $(wildcard bench/*/main.c bench/*/main.cc))
+# The C tools (floor, uring-floor, idle): built by make so a broken one shows
+# before a bench run; scripts/run-bench still builds its own copies in build/bench.
+BENCH_C_BINS := $(patsubst bench/%/main.c,$(B)/bench/%,$(filter %.c,$(BENCH_SRCS)))
 
 FUZZ_SRCS := $(sort $(wildcard fuzz/*.cc))
 FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.cc=build/fuzz/%)
 
-.PHONY: all lib tests examples test run install uninstall fuzz fuzz-smoke bench clean bootstrap
+.PHONY: all lib tests examples bench-tools test run install uninstall fuzz fuzz-smoke bench clean bootstrap
 .DEFAULT_GOAL := all
 
-all: lib tests examples
+all: lib tests examples bench-tools
 
 lib: $(SO_LINK) $(STATIC)
 
@@ -126,6 +129,15 @@ $(B)/bin/%: examples/c/%.c $(wildcard examples/c/*.h) $(SO_LINK)
 	$(CC) -Iinclude $(CFLAGS) -o $@ $< -L$(B)/lib -Wl,-rpath,$(CURDIR)/$(B)/lib -lweir -lpthread
 
 examples: $(EXAMPLE_BINS)
+
+# gnu11: the floors use memmem and the GNU socket flags. Only uring-floor
+# links liburing: the epoll floor is measured without it.
+$(B)/bench/uring-floor: BENCH_LIBS := -luring
+$(B)/bench/%: bench/%/main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -std=gnu11 -o $@ $< $(BENCH_LIBS)
+
+bench-tools: $(BENCH_C_BINS)
 
 bootstrap:
 	@scripts/bootstrap

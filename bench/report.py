@@ -1,10 +1,14 @@
 """Summaries, ratios, targets and the Markdown report for scripts/run-bench."""
 import statistics
 
-LABEL = {"weir": "weir-demo", "nginx": "nginx", "floor": "floor", "weir-base": "weir-base"}
+import uring
+
+LABEL = {"weir": "weir-demo", "weir-uring": "weir-uring", "nginx": "nginx", "floor": "floor",
+         "uring-floor": "uring-floor", "weir-base": "weir-base"}
 MEMORY_TARGET = 1024  # bytes per held connection, silent or idle
 SCENARIO_TEXT = {
     "keep-alive": "keep-alive, 64 connections",
+    "keep-alive-1000": "keep-alive, 1,000 connections",
     "close": "`Connection: close`, 64 connections",
     "pipeline-16": "16-deep pipelining, 64 connections",
 }
@@ -66,6 +70,10 @@ def summarize(results):
                MEMORY_TARGET, True, "B"),
         target("idle memory <= 1 KB per connection", idle.get("weir", {}).get("median"), MEMORY_TARGET, True, "B"),
     ]
+    if "weir-uring" in results["servers"]:
+        ovf = uring.overflow_target(results)
+        targets.append({"text": "weir-uring CQ overflows = 0 (weir-demo metrics, every run)",
+                        "measured": "n/a" if ovf is None else str(ovf), "ok": None if ovf is None else ovf == 0})
     return {"throughput": thr, "idle": idle, "silent": silent, "ratios": ratios, "targets": targets,
             "baseline": baseline(results)}
 
@@ -142,14 +150,17 @@ def tables(summ, results):
             spread = f" ({rr['min']:.3f}–{rr['max']:.3f})" if rr else ""
             lines.append(f"| {scen} | {_x3(r['cpu'])}{spread} | {_x3(r['rps'])} |")
     lines += memory_table(summ, results)
+    lines += uring.lines(summ, results, LABEL)
     if results.get("syscalls"):
-        lines += ["", "| syscalls per request | keep-alive (perf) | keep-alive (strace) | pipelined x16 (perf) "
-                  "| pipelined x16 (strace) |", "|---|---:|---:|---:|---:|"]
+        scens = _syscall_scenarios(results)
+        lines += ["", "| syscalls per request | " + " | ".join(f"{sc} ({how})" for sc in scens
+                                                              for how in ("perf", "strace")) + " |",
+                  "|---|" + "---:|" * (2 * len(scens))]
         for kind in results["servers"]:
             e = results["syscalls"].get(kind)
             if e:
                 cells = []
-                for scen in ("keep-alive", "pipeline-16"):
+                for scen in scens:
                     for key in ("per_req", "strace_per_req"):
                         v = e.get(scen, {}).get(key)
                         cells.append("–" if v is None else f"{v:.3f}")
@@ -159,6 +170,11 @@ def tables(summ, results):
         ok = "n/a" if t["ok"] is None else ("yes" if t["ok"] else "**no**")
         lines.append(f"| {t['text']} | {t['measured']} | {ok} |")
     return "\n".join(lines)
+
+
+def _syscall_scenarios(results):
+    """The scenarios the syscall runs covered, in the order they ran."""
+    return list(dict.fromkeys(sc for e in results.get("syscalls", {}).values() for sc in e))
 
 
 def memory_table(summ, results):
@@ -272,11 +288,14 @@ def markdown(results, summ, svg_name):
     out += [
         "  (nginx: generated config build/bench/nginx.conf — 1 worker, master_process off, access_log off,",
         "  `return 200 \"Hello, World!\"`, keepalive_requests 100000000; floor: bench/floor/main.c, a",
-        "  level-triggered epoll loop that answers each `\\r\\n\\r\\n` with a canned response, no parsing)",
+        "  level-triggered epoll loop that answers each `\\r\\n\\r\\n` with a canned response, no parsing;",
+        "  uring-floor: bench/uring-floor/main.c, the same answers from one io_uring (multishot accept,",
+        "  multishot recv into a provided-buffer ring, sends, one submit-and-wait per pass, DEFER_TASKRUN))",
         "",
         "Load:",
         "",
-        f"- keep-alive: `wrk -t1 -c{results['conns']} -d{results['duration_s']}s URL`",
+        f"- keep-alive: `wrk -t1 -c{results['conns']} -d{results['duration_s']}s URL`, and the same with "
+        "`-c1000` (keep-alive-1000)",
         f"- close: `wrk -t1 -c{results['conns']} -d{results['duration_s']}s -H 'Connection: close' URL`",
         f"- pipelining: `wrk -t1 -c{results['conns']} -d{results['duration_s']}s -s bench/wrk/pipeline.lua URL "
         f"-- {results['pipeline']}`",
@@ -290,9 +309,12 @@ def markdown(results, summ, svg_name):
         "and its SYN-RECV entries empty",
         "  before reading RSS (bench/memory.py). weir-demo runs with `--header-timeout-ms 120000` for",
         "  them and nginx has `client_header_timeout 120s`, so no first-byte timeout closes them meanwhile",
-        "- syscalls: `perf stat -e raw_syscalls:sys_enter -p PID` over a short keep-alive run and a pipelined",
-        "  one, and `strace -c -f -p PID` over two more (strace slows the server; its per-request counts are",
-        "  what matter)",
+        "- syscalls: `perf stat -e raw_syscalls:sys_enter,syscalls:sys_enter_io_uring_enter -p PID` over a",
+        "  short keep-alive run (64 and 1,000 connections) and a pipelined one, and `strace -c -f -p PID` over",
+        "  three more (strace slows the server; its per-request counts are what matter)",
+        "- weir-uring: weir-demo `--backend uring`; its own counters (uring_enters, uring_cq_overflows,",
+        "  uring_nobufs, uring_rearms, uring_tier) are read on SIGHUP before and after each run, per request",
+        "  of the demo's own request count (bench/uring.py)",
         "",
         "## Results",
         "",
@@ -303,11 +325,12 @@ def markdown(results, summ, svg_name):
     ]
     by_call = results.get("syscalls", {})
     if by_call:
+        scens = _syscall_scenarios(results)
         out += ["Syscalls per request by call (strace -c -f; the calls that make up nine tenths and more):", "",
-                "| server | keep-alive | pipelined x16 |", "|---|---|---|"]
+                "| server | " + " | ".join(scens) + " |", "|---|" + "---|" * len(scens)]
         for kind in results["servers"]:
             cells = []
-            for scen in ("keep-alive", "pipeline-16"):
+            for scen in scens:
                 calls = by_call.get(kind, {}).get(scen, {}).get("strace_by_call", {})
                 total, shown, acc = sum(calls.values()), [], 0.0
                 for name, v in calls.items():
@@ -316,7 +339,7 @@ def markdown(results, summ, svg_name):
                     shown.append(f"{name} {v:.3f}")
                     acc += v
                 cells.append(", ".join(shown) or "–")
-            out.append(f"| {LABEL[kind]} | {cells[0]} | {cells[1]} |")
+            out.append(f"| {LABEL[kind]} | " + " | ".join(cells) + " |")
         out.append("")
     notes = _notes(results, summ) + silent_notes(results)
     if notes:

@@ -5,8 +5,10 @@ min-max range as a whisker."""
 import math
 from xml.sax.saxutils import escape
 
-COLORS = {"weir": "#1f77b4", "nginx": "#2ca02c", "floor": "#7f7f7f", "weir-base": "#ff7f0e"}
-LABEL = {"weir": "weir-demo", "nginx": "nginx", "floor": "floor", "weir-base": "weir-base"}
+COLORS = {"weir": "#1f77b4", "weir-uring": "#9467bd", "nginx": "#2ca02c", "floor": "#7f7f7f",
+          "uring-floor": "#bcbd22", "weir-base": "#ff7f0e"}
+LABEL = {"weir": "weir-demo", "weir-uring": "weir-uring", "nginx": "nginx", "floor": "floor",
+         "uring-floor": "uring-floor", "weir-base": "weir-base"}
 
 
 def _nice(v):
