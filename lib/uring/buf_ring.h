@@ -23,8 +23,10 @@ class BufRing {
 
     // count must be a power of two. Returns 0 or -errno.
     int init(io_uring *ring, uint16_t group, uint32_t count, uint32_t size);
-    // Unregisters (before the ring is torn down) and frees.
+    // Unregisters (while its ring is up) and frees.
     void destroy();
+    // The ring was torn down, and its registration with it.
+    void forget_ring() { ring_ = nullptr; }
 
     uint16_t group() const { return group_; }
     uint32_t size() const { return size_; }

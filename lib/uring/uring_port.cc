@@ -68,8 +68,11 @@ UringPort::~UringPort() {
         // whatever is still armed.
         if (ring_thread() && io_uring_sq_ready(&ring_) > 0)
             io_uring_submit(&ring_);
-        bufs_.destroy();
+        // The ring goes first: the buffers may be freed only once no recv
+        // can select one (its exit cancels them and drops the registration).
         io_uring_queue_exit(&ring_);
+        bufs_.forget_ring();
+        bufs_.destroy();
     }
     for (Accepted &a : accepted_)
         if (a.fd >= 0)
