@@ -6,7 +6,9 @@
 //     fails weir_engine_create with -ENOMEM and a log line that names
 //     RLIMIT_MEMLOCK and how many workers it funds.
 //   buffer-ring exhaustion: with 4 provided buffers, 40 connections that each
-//     send a 20 KiB body at once run the ring dry; every recv that finds it
+//     send a 20 KiB body while a handler parks the loop run the ring dry at
+//     the loop's next enter (deterministic: all 40 recvs are ready at once
+//     and 4 buffers are out after the first 4); every recv that finds it
 //     empty (-ENOBUFS) is counted and re-armed once buffers come back; every
 //     byte arrives (each body's checksum is echoed) and the loop does not spin.
 //   the multishot accept ended by the kernel (UringHooks::end_accept, as a
@@ -39,6 +41,8 @@ void log_fn(void *, int, const char *msg) {
 // Answers with the sum of the body's bytes, so a lost or reordered byte shows.
 void handler(void *, weir_exchange *ex) {
     const weir_request *r = weir_exchange_request(ex);
+    if (long ms = query_int(r, "block", 0); ms > 0)
+        sleep_ms(static_cast<int>(ms)); // parks the loop while the others' bytes land
     unsigned long sum = 0;
     for (size_t i = 0; i < r->body.len; i++)
         sum = sum * 31 + static_cast<unsigned char>(r->body.ptr[i]);
@@ -93,12 +97,16 @@ void test_buffer_ring_exhaustion_rearms(void **) {
     std::vector<Client> cl;
     for (int i = 0; i < kConns; i++)
         cl.push_back(connect_to(s.port));
+    Client blocker = connect_to(s.port);
+    assert_true(send_all(blocker, get("/?block=300")));
+    sleep_ms(100); // the loop is in the handler now
     weir_metrics m0 = s.metrics();
     for (int i = 0; i < kConns; i++) {
         std::string b = body_of(i, kBody);
         assert_true(send_all(cl[i], "POST /sum HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(b.size()) +
                                         "\r\n\r\n" + b));
     }
+    assert_int_equal(read_response(blocker).status, 200);
     for (int i = 0; i < kConns; i++) {
         Response r = read_response(cl[i]);
         assert_int_equal(r.status, 200);
