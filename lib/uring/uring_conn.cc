@@ -23,8 +23,15 @@ int UringPort::start(Slot &s) {
     // The request is usually here already (TCP_DEFER_ACCEPT): read it now, so
     // an admission in a door's batch is answered inside it (DESIGN.md §4).
     eager_read(s);
-    if (s.fd >= 0 && !s.eof && !s.input_paused)
-        arm_recv(s);
+    if (s.fd >= 0 && !s.eof && !s.input_paused) {
+        // A recv armed for a connection that will read no more (its request
+        // said Connection: close, or the pipeline is full) would only be
+        // cancelled again: wait for want_read instead.
+        if (s.conn().can_read())
+            arm_recv(s);
+        else
+            s.input_paused = true;
+    }
     return 0;
 }
 
