@@ -70,6 +70,7 @@ def summarize(results):
                MEMORY_TARGET, True, "B"),
         target("idle memory <= 1 KB per connection", idle.get("weir", {}).get("median"), MEMORY_TARGET, True, "B"),
     ]
+    targets += uring.targets({"throughput": thr, "idle": idle}, results, MEMORY_TARGET)
     if "weir-uring" in results["servers"]:
         ovf = uring.overflow_target(results)
         targets.append({"text": "weir-uring CQ overflows = 0 (weir-demo metrics, every run)",

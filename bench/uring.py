@@ -177,5 +177,34 @@ def overflow_target(results):
     return _sum(m["uring_cq_overflows"] for m in ms)
 
 
+def targets(summ, results, memory_target):
+    """Issue 10's targets for weir on io_uring, as rows of the target table."""
+    if "weir-uring" not in results["servers"]:
+        return []
+
+    def row(text, value, limit, at_most, shown=None):
+        if value is None:
+            return {"text": text, "measured": "n/a", "ok": None}
+        ok = value <= limit if at_most else value >= limit
+        return {"text": text, "measured": shown or f"{value:.2f}x", "ok": ok}
+
+    def ratio(scen, a, b):
+        x, y = _cpu(summ, scen, a), _cpu(summ, scen, b)
+        return x / y if x is not None and y else None
+
+    out = [row("io_uring keep-alive CPU per request <= 0.8x the epoll floor",
+               ratio("keep-alive", "weir-uring", "floor"), 0.8, True)]
+    for scen in summ["throughput"]:
+        out.append(row(f"io_uring CPU per request <= weir epoll's, {scen}", ratio(scen, "weir-uring", "weir"),
+                       1.0, True))
+    enter = results["syscalls"].get("weir-uring", {}).get("keep-alive", {}).get("enter_per_req")
+    out.append(row("<= 0.1 io_uring_enter per request, keep-alive at 64 (perf)", enter, 0.1, True,
+                   None if enter is None else f"{enter:.3f}"))
+    idle = summ["idle"].get("weir-uring", {}).get("median")
+    out.append(row("io_uring idle connection <= 1 KB", idle, memory_target, True,
+                   None if idle is None else f"{idle:.0f} B"))
+    return out
+
+
 def lines(summ, results, label):
     return ratio_table(summ, results) + enter_table(results, label)

@@ -242,7 +242,8 @@ void UringPort::wait(int timeout_ms) {
             deferred_.swap(old); // keep the capacity
         timeout_ms = 0;
     }
-    if (uring_hooks().end_accept.exchange(false) && accept_armed_)
+    if (uring_hooks().end_accept.load(std::memory_order_relaxed) && uring_hooks().end_accept.exchange(false) &&
+        accept_armed_)
         cancel(kAccept); // not accept_cancel_: to the port it looks like the kernel's own end
     int rc;
     bool need_enter = timeout_ms != 0 || io_uring_sq_ready(&ring_) > 0 ||
