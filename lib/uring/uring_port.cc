@@ -219,11 +219,16 @@ int UringPort::gather(int timeout_ms) {
         io_uring_smp_store_release(sq.ktail, sq.sqe_tail);
     }
     unsigned to_submit = *sq.ktail - io_uring_smp_load_acquire(sq.khead);
+    // Always a bound: without one, this kernel (6.18) ends a gathering wait
+    // that found nothing with -ETIME at the end of the gather window, and an
+    // idle loop would spin at ~10,000 enters a second. An hour stands for
+    // "none" (the loop simply waits again).
+    if (timeout_ms < 0)
+        timeout_ms = 3600 * 1000;
     __kernel_timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000LL};
     io_uring_getevents_arg arg{};
     arg.pad = kGatherUs; // min_wait_usec
-    if (timeout_ms >= 0)
-        arg.ts = reinterpret_cast<uint64_t>(&ts);
+    arg.ts = reinterpret_cast<uint64_t>(&ts);
     int rc = io_uring_enter2(ring_.ring_fd, to_submit, kGather, IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
                              reinterpret_cast<sigset_t *>(&arg), sizeof arg);
     return rc < 0 ? -errno : rc;

@@ -204,6 +204,28 @@ void test_engine_close_reason_names(void **) {
     assert_string_equal(weir_close_reason_name(1000), "unknown");
 }
 
+// An idle engine sleeps: with nothing open and no timer the wait has no
+// bound, so the loop makes no passes (io_uring's gathering wait once ended
+// every wait after 50 us without a bound of its own: ~10,000 passes a second).
+void test_idle_engine_sleeps(void **) {
+    Server s;
+    assert_int_equal(s.start(config(1, WEIR_MODE_INLINE, handler, nullptr)), 0);
+    {
+        Client c = connect_to(s.port);
+        assert_true(send_all(c, get("/")));
+        assert_int_equal(read_response(c).status, 200);
+    }
+    int64_t until = now_ms() + 3000;
+    while (s.metrics().connections_open != 0 && now_ms() < until)
+        sleep_ms(2);
+    sleep_ms(50);
+    uint64_t p0 = s.metrics().loop_passes;
+    sleep_ms(500);
+    uint64_t passes = s.metrics().loop_passes - p0;
+    print_message("%s: %llu passes in 500 ms idle\n", test_backend_name(), static_cast<unsigned long long>(passes));
+    assert_true(passes <= 2);
+}
+
 void test_engine_api_errors(void **) {
     weir_config c = config(1, WEIR_MODE_INLINE, nullptr, nullptr);
     weir_engine *e = nullptr;
@@ -282,6 +304,7 @@ int main() {
         cmocka_unit_test_setup_teardown(test_engine_metrics_exact, setup, teardown),
         cmocka_unit_test(test_engine_close_reason_names),
         cmocka_unit_test(test_engine_api_errors),
+        cmocka_unit_test(test_idle_engine_sleeps),
         cmocka_unit_test(test_engine_workers_share_port),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
