@@ -99,7 +99,11 @@ int UringPort::init(Worker &w) {
     io_uring_params p;
     int rc = -EINVAL;
     bool defer_ok = (caps.probed & WEIR_URING_F_DEFER_TASKRUN) && w.inline_mode();
-    for (int attempt = defer_ok ? 0 : 1; attempt < 3; attempt++) {
+    int first = defer_ok ? 0 : 1;
+    // A measurement knob (docs/uring.md): WEIR_URING_TIER=coop or basic.
+    if (const char *t = std::getenv("WEIR_URING_TIER"))
+        first = std::strcmp(t, "coop") == 0 ? 1 : std::strcmp(t, "basic") == 0 ? 2 : first;
+    for (int attempt = first; attempt < 3; attempt++) {
         std::memset(&p, 0, sizeof p);
         p.flags = IORING_SETUP_CQSIZE;
         p.cq_entries = kCqEntries;
