@@ -1,0 +1,134 @@
+// The io_uring port's accept (docs/uring.md "Accept"): one multishot accept
+// per listener; what it completed waits here for the door's batch, and with
+// it not armed (ended by the kernel, resting, unlistened) accept() takes
+// straight from the listener and arms it again.
+#include <sys/socket.h>
+
+#include <cerrno>
+
+#include "uring/uring_impl.h"
+#include "weir.h"
+
+namespace weir {
+
+namespace {
+
+constexpr size_t kAcceptedMax = 4096; // past it the multishot accept rests: the kernel's backlog holds the rest
+
+bool resource_errno(int e) { return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM; }
+
+Take take_for(int e) {
+    if (e == EAGAIN || e == EWOULDBLOCK)
+        return Take::Empty;
+    return resource_errno(e) ? Take::Resource : Take::Other;
+}
+
+} // namespace
+
+int UringPort::listen(int fd) {
+    listen_fd_ = fd;
+    arm_accept();
+    return accept_armed_ ? 0 : -ENOMEM;
+}
+
+void UringPort::cancel_accept() {
+    cancel(kAccept);
+    accept_cancel_ = true;
+}
+
+void UringPort::arm_accept() {
+    if (listen_fd_ < 0 || accept_armed_)
+        return;
+    io_uring_sqe *q = sqe();
+    if (!q)
+        return; // accept() takes from the listener itself and arms again
+    io_uring_prep_multishot_accept(q, listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    io_uring_sqe_set_data64(q, kAccept);
+    accept_armed_ = true;
+    accept_cancel_ = false;
+}
+
+void UringPort::on_accept(const Cqe &c) {
+    bool more = c.flags & IORING_CQE_F_MORE;
+    if (!more) {
+        accept_armed_ = false;
+        accept_cancel_ = false; // accept() arms it again while the listener is ours
+    }
+    if (c.res >= 0 || (c.res != -ECANCELED && listen_fd_ >= 0)) {
+        Accepted a;
+        if (c.res >= 0)
+            a.fd = c.res;
+        else
+            a.error = -c.res;
+        try {
+            accepted_.push_back(a);
+        } catch (...) {
+            if (a.fd >= 0)
+                ::close(a.fd); // the client sees a close, as from a full backlog
+        }
+        if (accepted_.size() >= kAcceptedMax && accept_armed_ && !accept_cancel_)
+            cancel_accept();
+    }
+    w_->door_ready();
+}
+
+
+
+Take UringPort::accept(int listen_fd, Accepted &out, bool drain) {
+    // The answers already held (this pass's flush) and the last admission's
+    // leave now, before the next admission runs (DESIGN.md §4).
+    submit_queued();
+    if (accepted_.empty() && accept_armed_ && drain && ring_thread() && enabled_) {
+        // What the kernel accepted and has not reported yet (DEFER_TASKRUN
+        // runs the accept only inside an enter) is part of the backlog too.
+        submit(0, 0);
+        reap(true);
+    }
+    if (!accepted_.empty()) {
+        Accepted a = accepted_.front();
+        accepted_.pop_front();
+        out.fd = a.fd;
+        out.error = a.error;
+        out.peer_len = 0;
+        return a.fd >= 0 ? Take::Took : take_for(a.error);
+    }
+    if (accept_armed_)
+        return Take::Empty;
+    out.peer_len = sizeof out.peer;
+    int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr *>(&out.peer), &out.peer_len,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+    Take t = fd >= 0 ? Take::Took : take_for(errno);
+    if (fd >= 0)
+        out.fd = fd;
+    else
+        out.error = errno;
+    if (listen_fd_ == listen_fd && (t == Take::Empty || t == Take::Took)) {
+        w_->metrics.add(M_URING_REARMS);
+        arm_accept();
+    }
+    return t;
+}
+
+// Stops the multishot accept and waits for its last CQE, so nothing the
+// kernel accepts later is lost; what it took stays for accept(), which then
+// takes from the listener itself until it runs dry.
+void UringPort::unlisten(int fd) {
+    if (fd != listen_fd_)
+        return;
+    listen_fd_ = -1;
+    if (!accept_armed_)
+        return;
+    if (!ring_thread()) {
+        accept_armed_ = false; // the ring's exit cancels it
+        return;
+    }
+    if (!accept_cancel_)
+        cancel_accept();
+    for (int i = 0; accept_armed_ && i < 1000; i++) {
+        submit(1, 10);
+        reap(true);
+    }
+    accept_armed_ = accept_cancel_ = false;
+}
+
+} // namespace weir
