@@ -82,6 +82,12 @@ WEIR_EXPORT int weir_engine_resume(weir_engine *e) {
     return weir::guard([&] { return E(e)->resume(); });
 }
 
+WEIR_EXPORT int weir_engine_transplant(weir_engine *from, weir_engine *to, uint32_t flags) {
+    if (!from || !to || flags != 0)
+        return -EINVAL;
+    return weir::guard([&] { return E(from)->transplant(E(to)); });
+}
+
 WEIR_EXPORT void weir_engine_destroy(weir_engine *e) {
     if (!e)
         return;

@@ -49,6 +49,14 @@ type Metrics struct {
 	URingNoBufs      uint64
 	URingRearms      uint64
 
+	// Transplant's ledger (docs/transplant.md): Detached == Adopted +
+	// Refused + InFlight, always.
+	TransplantDetached uint64
+	TransplantAdopted  uint64
+	TransplantRefused  uint64
+	TransplantInFlight uint64
+	TransplantReceived uint64
+
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
 	DirectResponds uint64 // weir_respond crossings of their own (async handlers, large inline bodies)
@@ -119,6 +127,11 @@ func (e *Engine) Metrics() Metrics {
 			m.URingCQOverflows = uint64(cm.uring_cq_overflows)
 			m.URingNoBufs = uint64(cm.uring_nobufs)
 			m.URingRearms = uint64(cm.uring_rearms)
+			m.TransplantDetached = uint64(cm.transplant_detached)
+			m.TransplantAdopted = uint64(cm.transplant_adopted)
+			m.TransplantRefused = uint64(cm.transplant_refused)
+			m.TransplantInFlight = uint64(cm.transplant_in_flight)
+			m.TransplantReceived = uint64(cm.transplant_received)
 		}
 	}
 	e.life.RUnlock()

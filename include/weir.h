@@ -470,6 +470,14 @@ typedef struct weir_metrics {
                                         once buffers came back                       */
     uint64_t uring_rearms;           /* multishot accepts and recvs re-armed after the
                                         kernel ended them                            */
+    /* Transplant's ledger (docs/transplant.md), as the source counts it:
+     * detached == adopted + refused + in_flight, always; in_flight is 0 at
+     * quiescence. */
+    uint64_t transplant_detached;    /* connections that left this engine in an image */
+    uint64_t transplant_adopted;     /* of those, admitted by the target              */
+    uint64_t transplant_refused;     /* of those, refused by the target and closed    */
+    uint64_t transplant_in_flight;   /* of those, not yet admitted or refused         */
+    uint64_t transplant_received;    /* connections this engine adopted from others   */
 } weir_metrics;
 
 /* weir_metrics.uring_tier: how the rings run (docs/uring.md). */
@@ -502,6 +510,26 @@ typedef struct weir_metrics {
  * ("defer", "coop", "basic"); "unknown" otherwise. Any thread. */
 WEIR_API const char *weir_uring_feature_name(uint64_t bit);
 WEIR_API const char *weir_uring_tier_name(uint32_t tier);
+
+/*
+ * Moves every HTTP/1 connection of `from` to `to` (DESIGN.md §6,
+ * docs/transplant.md): each at its next request boundary, with its answers
+ * flushed, carrying the unread bytes of its next pipelined request; one in
+ * the middle of a request (body arriving, handler running, deferred answer
+ * out, output pending) moves when it reaches a boundary. The transplant
+ * stays active until `from` shuts down: what `from` accepts later moves too.
+ * Worker i of `from` hands to worker i mod N of `to`. Any backend pair.
+ * Socket options are the adopter's. A target that refuses an image (over
+ * max_connections, shutting down) closes it, counted in its closes and in
+ * the source's transplant_refused. flags must be 0.
+ * Returns 0 at once (connections move as they reach their boundaries),
+ * -EINVAL (NULL, from == to, flags), WEIR_E_STATE (either engine not
+ * listening, `to` not started in inline mode, or `from` already
+ * transplanting), WEIR_E_SHUTDOWN (either shutting down). Any thread, not
+ * concurrently with the shutdown or destroy of either engine; `to` must
+ * outlive the images in flight to it (transplant_in_flight 0).
+ */
+WEIR_API int weir_engine_transplant(weir_engine *from, weir_engine *to, uint32_t flags);
 
 /* Sums every worker's counters. out->size must be set; fields past it are
  * left alone. Returns 0 or -EINVAL. Any thread. */

@@ -277,6 +277,11 @@ static void print_metrics(weir_engine *e) {
     F(uring_cq_overflows);
     F(uring_nobufs);
     F(uring_rearms);
+    F(transplant_detached);
+    F(transplant_adopted);
+    F(transplant_refused);
+    F(transplant_in_flight);
+    F(transplant_received);
 #undef F
     for (uint32_t i = 0; i < WEIR_CLOSE_REASONS; i++) {
         const char *name = weir_close_reason_name(i);

@@ -35,6 +35,10 @@ class Engine {
     int addr(sockaddr_storage *ss, socklen_t *len) const;
     void metrics(weir_metrics *out) const;
 
+    // Transplant (engine_transplant.cc, DESIGN.md §6). Any thread.
+    int transplant(Engine *to);
+    const std::shared_ptr<Ledger> &ledger() const { return ledger_; }
+
     // The accept pause (engine_pause.cc, DESIGN.md §5). Any thread.
     int begin_pause();
     int pause();
@@ -75,6 +79,8 @@ class Engine {
     std::atomic<bool> stopping_{false};
     std::atomic<int64_t> grace_deadline_ms_{INT64_MAX};
     std::atomic<uint64_t> next_id_{0};
+    std::shared_ptr<Ledger> ledger_ = std::make_shared<Ledger>();
+    std::atomic<bool> transplanting_{false};
     std::atomic<uint32_t> logged_{0};
     std::mutex mu_;
     std::condition_variable cv_; // driven shutdown and pause() wait here

@@ -43,9 +43,18 @@ class Worker;
 // Slots are made in chunks of this many.
 inline constexpr uint32_t kSlotChunk = 64;
 
+// Transplant's ledger, kept by the source engine and shared with the images
+// it sent (the target counts into it from its own thread; an image may
+// outlive its source engine).
+struct Ledger {
+    std::atomic<uint64_t> adopted{0};
+    std::atomic<uint64_t> refused{0};
+};
+
 // A connection image on its way to a worker's hand-off door.
 struct ImageNode : MpscNode {
     ConnImage img;
+    std::shared_ptr<Ledger> ledger; // a transplant's image; null for a sibling's hand-off
 };
 
 // One connection's place in its worker. Slots live in fixed chunks so their
@@ -138,6 +147,12 @@ class Worker {
     // boundary, detached and posted to `to` (another worker of this or another
     // engine, any backend).
     void detach_all_to(Worker *to);
+    // Any thread: the engine's transplant asks this worker to detach
+    // everything to `to` (acted on in its next pass).
+    void transplant_to(Worker *to) {
+        transplant_to_.store(to, std::memory_order_release);
+        wake();
+    }
 
     // Any thread: makes the loop's wait return.
     void wake();
@@ -264,6 +279,7 @@ class Worker {
     Slot *settling_ = nullptr; // what settle() works on: its own callbacks need no re-settle
     Slot *retry_ = nullptr;
     Worker *detach_to_ = nullptr;
+    std::atomic<Worker *> transplant_to_{nullptr};
 
     Timers timers_;
     Listener listener_;

@@ -239,6 +239,10 @@ bool Worker::detach(Slot &s) {
     n->img.peer_len = s.peer_len;
     timers_.disarm(s.timer);
     fold(s);
+    if (transplant_to_.load(std::memory_order_relaxed) == detach_to_) {
+        n->ledger = engine_.ledger(); // the target counts it adopted or refused
+        metrics.add(M_TRANSPLANT_DETACHED);
+    }
     s.leaving = n; // before the release: bytes the port still holds join the image
     s.leaving_to = detach_to_;
     port_->release(s);
@@ -267,8 +271,11 @@ void Worker::input_late(Slot &s, const char *p, size_t n) {
 void Worker::hand_over(Slot &s) {
     ImageNode *n = s.leaving;
     s.leaving = nullptr;
-    if (n->img.fd < 0)
+    if (n->img.fd < 0) {
+        if (n->ledger)
+            n->ledger->refused.fetch_add(1, std::memory_order_release);
         delete n; // spoiled by input_late (counted there)
+    }
     else
         s.leaving_to->post_image(n);
     s.leaving_to = nullptr;

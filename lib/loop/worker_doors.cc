@@ -96,8 +96,12 @@ Take Worker::admit_handoff() {
     // Never passed on again: two full workers must not play ping-pong.
     if (live_count_ >= max_connections_ && !stop_begun_) {
         metrics.close(WEIR_CLOSE_MAX_CONNECTIONS);
-        drop_image(n);
+        drop_image(n); // a transplant's image: counted refused in its source's ledger
     } else {
+        if (n->ledger) {
+            n->ledger->adopted.fetch_add(1, std::memory_order_release);
+            metrics.add(M_TRANSPLANT_RECEIVED);
+        }
         admit(n->img);
         delete n;
     }
@@ -107,6 +111,8 @@ Take Worker::admit_handoff() {
 void Worker::drop_image(ImageNode *n) {
     if (n->img.fd >= 0)
         ::close(n->img.fd);
+    if (n->ledger)
+        n->ledger->refused.fetch_add(1, std::memory_order_release);
     delete n;
 }
 
@@ -117,6 +123,7 @@ void Worker::drop_images() {
     for (MpscNode *n : lists)
         while (n) {
             MpscNode *next = n->next;
+            metrics.close(WEIR_CLOSE_SHUTDOWN);
             drop_image(static_cast<ImageNode *>(n));
             n = next;
         }

@@ -253,6 +253,11 @@ pub struct weir_metrics {
     pub uring_cq_overflows: u64,
     pub uring_nobufs: u64,
     pub uring_rearms: u64,
+    pub transplant_detached: u64,
+    pub transplant_adopted: u64,
+    pub transplant_refused: u64,
+    pub transplant_in_flight: u64,
+    pub transplant_received: u64,
 }
 
 #[repr(C)]
@@ -350,6 +355,7 @@ extern "C" {
     pub fn weir_engine_begin_pause(e: *mut weir_engine) -> c_int;
     pub fn weir_engine_pause(e: *mut weir_engine) -> c_int;
     pub fn weir_engine_resume(e: *mut weir_engine) -> c_int;
+    pub fn weir_engine_transplant(from: *mut weir_engine, to: *mut weir_engine, flags: u32) -> c_int;
     pub fn weir_worker_poll(w: *mut weir_worker, out: *mut *mut weir_exchange, max: u32, timeout_ms: c_int) -> c_int;
     pub fn weir_close_reason_name(reason: u32) -> *const c_char;
     pub fn weir_uring_feature_name(bit: u64) -> *const c_char;

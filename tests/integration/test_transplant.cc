@@ -1,0 +1,209 @@
+// weir_engine_transplant (DESIGN.md §6, docs/transplant.md): live
+// connections move from engine A (the test backend) to engine B (each
+// backend in turn), each at its request boundary, in order, and the ledger
+// balances: A.detached == A.adopted + A.refused, in_flight 0 at quiescence,
+// in every case.
+//   - keep-alive clients, idle at the call, are answered by B from then on;
+//     a client's pipelined requests sent right after the call are answered
+//     in order, each once (those A parsed before its hold by A); a client
+//     that connects to A after the call ends on B too; A counts no close.
+//   - a deferred answer outstanding at the call: the connection stays on A
+//     until it is answered (the answer reaches the client), then moves.
+//   - a target over max_connections refuses: those clients see a close, and
+//     A's ledger counts them refused.
+//   - API misuse: NULL, A to A, flags, a second transplant, a target that
+//     is not running.
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
+#include "support/net.h"
+
+using namespace testnet;
+
+namespace {
+
+std::atomic<weir_exchange *> g_deferred{nullptr};
+
+void handler(void *user, weir_exchange *ex) {
+    const weir_request *r = weir_exchange_request(ex);
+    std::string path = str(r->path);
+    if (path == "/defer") {
+        weir_defer(ex);
+        g_deferred = ex;
+        return;
+    }
+    answer(ex, 200, std::string(static_cast<const char *>(user)) + " " + path);
+}
+
+weir_config cfg_for(uint32_t backend, const char *name) {
+    weir_config c = config(1, WEIR_MODE_INLINE, handler, const_cast<char *>(name));
+    c.backend = backend;
+    return c;
+}
+
+// Waits for A's ledger to settle; returns it.
+weir_metrics settled(Server &a, uint64_t detached) {
+    int64_t until = now_ms() + 3000;
+    weir_metrics m = a.metrics();
+    while ((m.transplant_detached < detached || m.transplant_in_flight != 0) && now_ms() < until) {
+        sleep_ms(2);
+        m = a.metrics();
+    }
+    return m;
+}
+
+void ledger_balances(const weir_metrics &m) {
+    assert_int_equal(m.transplant_detached, m.transplant_adopted + m.transplant_refused + m.transplant_in_flight);
+    assert_int_equal(m.transplant_in_flight, 0);
+}
+
+void keep_alive_moves(uint32_t target) {
+    Server a, b;
+    assert_int_equal(a.start(cfg_for(test_backend(), "A")), 0);
+    assert_int_equal(b.start(cfg_for(target, "B")), 0);
+    constexpr int kClients = 20;
+    std::vector<Client> cl;
+    for (int i = 0; i < kClients; i++) {
+        cl.push_back(connect_to(a.port));
+        assert_true(send_all(cl[i], get("/one")));
+        assert_string_equal(read_response(cl[i]).body.c_str(), "A /one");
+    }
+    assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
+    // Pipelined right after the call, on every client.
+    for (int i = 0; i < kClients; i++)
+        assert_true(send_all(cl[i], get("/p1") + get("/p2") + get("/p3")));
+    for (int i = 0; i < kClients; i++)
+        for (const char *p : {"/p1", "/p2", "/p3"}) {
+            std::string body = read_response(cl[i]).body;
+            assert_true(body == std::string("A ") + p || body == std::string("B ") + p);
+        }
+    weir_metrics ma = settled(a, kClients);
+    assert_int_equal(ma.transplant_detached, kClients);
+    assert_int_equal(ma.transplant_adopted, kClients);
+    assert_int_equal(ma.transplant_refused, 0);
+    ledger_balances(ma);
+    for (int i = 0; i < kClients; i++) {
+        assert_true(send_all(cl[i], get("/later")));
+        assert_string_equal(read_response(cl[i]).body.c_str(), "B /later");
+    }
+    // A keeps transplanting what it accepts.
+    Client late = connect_to(a.port);
+    assert_true(send_all(late, get("/new")));
+    std::string first = read_response(late).body; // A may parse it before the hold
+    assert_true(first == "A /new" || first == "B /new");
+    assert_true(send_all(late, get("/new2")));
+    assert_string_equal(read_response(late).body.c_str(), "B /new2");
+    ma = settled(a, kClients + 1);
+    ledger_balances(ma);
+    uint64_t closes = 0;
+    for (uint64_t n : ma.closes)
+        closes += n;
+    assert_int_equal(closes, 0); // a move is not a close
+    assert_int_equal(ma.connections_open, 0);
+    weir_metrics mb = b.metrics();
+    assert_int_equal(mb.transplant_received, kClients + 1);
+    assert_int_equal(mb.connections_open, kClients + 1);
+}
+
+void test_keep_alive_to_epoll(void **) { keep_alive_moves(WEIR_BACKEND_EPOLL); }
+void test_keep_alive_to_uring(void **) { keep_alive_moves(WEIR_BACKEND_URING); }
+
+void test_deferred_answer_moves_after(void **) {
+    Server a, b;
+    assert_int_equal(a.start(cfg_for(test_backend(), "A")), 0);
+    assert_int_equal(b.start(cfg_for(test_backend() == WEIR_BACKEND_URING ? WEIR_BACKEND_EPOLL : WEIR_BACKEND_URING,
+                                     "B")),
+                     0);
+    g_deferred = nullptr;
+    Client c = connect_to(a.port);
+    assert_true(send_all(c, get("/defer")));
+    int64_t until = now_ms() + 3000;
+    while (!g_deferred.load() && now_ms() < until)
+        sleep_ms(1);
+    assert_non_null(g_deferred.load());
+    assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
+    sleep_ms(100);
+    assert_int_equal(a.metrics().transplant_detached, 0); // its answer is still out: it stays
+    std::thread t([] { answer(g_deferred.load(), 200, "A deferred"); });
+    t.join();
+    assert_string_equal(read_response(c).body.c_str(), "A deferred");
+    weir_metrics ma = settled(a, 1);
+    assert_int_equal(ma.transplant_detached, 1);
+    ledger_balances(ma);
+    assert_true(send_all(c, get("/after")));
+    assert_string_equal(read_response(c).body.c_str(), "B /after");
+}
+
+void test_full_target_refuses(void **) {
+    Server a, b;
+    assert_int_equal(a.start(cfg_for(test_backend(), "A")), 0);
+    weir_config cb = cfg_for(test_backend(), "B");
+    cb.max_connections = 1;
+    assert_int_equal(b.start(cb), 0);
+    constexpr int kClients = 3;
+    std::vector<Client> cl;
+    for (int i = 0; i < kClients; i++) {
+        cl.push_back(connect_to(a.port));
+        assert_true(send_all(cl[i], get("/one")));
+        assert_int_equal(read_response(cl[i]).status, 200);
+    }
+    assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
+    weir_metrics ma = settled(a, kClients);
+    assert_int_equal(ma.transplant_adopted, 1);
+    assert_int_equal(ma.transplant_refused, kClients - 1);
+    ledger_balances(ma);
+    int served = 0, closed = 0;
+    for (int i = 0; i < kClients; i++) {
+        if (!send_all(cl[i], get("/two"))) {
+            closed++;
+            continue;
+        }
+        Response r = read_response(cl[i], 2000);
+        if (r.status == 200) {
+            assert_string_equal(r.body.c_str(), "B /two");
+            served++;
+        } else {
+            closed++;
+        }
+    }
+    assert_int_equal(served, 1);
+    assert_int_equal(closed, kClients - 1);
+    assert_int_equal(b.metrics().closes[WEIR_CLOSE_MAX_CONNECTIONS], kClients - 1);
+}
+
+void test_transplant_misuse(void **) {
+    Server a, b;
+    assert_int_equal(a.start(cfg_for(test_backend(), "A")), 0);
+    weir_engine *idle = nullptr;
+    weir_config ci = cfg_for(test_backend(), "I");
+    assert_int_equal(weir_engine_create(&ci, &idle), 0);
+    assert_int_equal(weir_engine_transplant(nullptr, a.e, 0), -EINVAL);
+    assert_int_equal(weir_engine_transplant(a.e, nullptr, 0), -EINVAL);
+    assert_int_equal(weir_engine_transplant(a.e, a.e, 0), -EINVAL);
+    assert_int_equal(weir_engine_transplant(a.e, idle, 0), WEIR_E_STATE); // not listening
+    assert_int_equal(weir_engine_listen(idle), 0);
+    assert_int_equal(weir_engine_transplant(a.e, idle, 0), WEIR_E_STATE); // inline, not started
+    weir_engine_destroy(idle);
+    assert_int_equal(b.start(cfg_for(test_backend(), "B")), 0);
+    assert_int_equal(weir_engine_transplant(a.e, b.e, 1), -EINVAL);
+    assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
+    assert_int_equal(weir_engine_transplant(a.e, b.e, 0), WEIR_E_STATE); // already transplanting
+    assert_int_equal(b.shutdown(0), 0);
+    assert_int_equal(weir_engine_transplant(b.e, a.e, 0), WEIR_E_SHUTDOWN);
+}
+
+} // namespace
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keep_alive_to_epoll),
+        cmocka_unit_test(test_keep_alive_to_uring),
+        cmocka_unit_test(test_deferred_answer_moves_after),
+        cmocka_unit_test(test_full_target_refuses),
+        cmocka_unit_test(test_transplant_misuse),
+    };
+    return cmocka_run_group_tests_name("transplant", tests, nullptr, nullptr);
+}
