@@ -88,6 +88,12 @@ WEIR_EXPORT int weir_engine_transplant(weir_engine *from, weir_engine *to, uint3
     return weir::guard([&] { return E(from)->transplant(E(to)); });
 }
 
+WEIR_EXPORT int weir_engine_switch(weir_engine *from, weir_engine *to) {
+    if (!from || !to)
+        return -EINVAL;
+    return weir::guard([&] { return E(from)->switch_to(E(to)); });
+}
+
 WEIR_EXPORT void weir_engine_destroy(weir_engine *e) {
     if (!e)
         return;

@@ -523,13 +523,30 @@ WEIR_API const char *weir_uring_tier_name(uint32_t tier);
  * max_connections, shutting down) closes it, counted in its closes and in
  * the source's transplant_refused. flags must be 0.
  * Returns 0 at once (connections move as they reach their boundaries),
+ * A transplant from `to` back to `from` ends this one first (what it held
+ * is served where it is), so connections never play ping-pong.
  * -EINVAL (NULL, from == to, flags), WEIR_E_STATE (either engine not
  * listening, `to` not started in inline mode, or `from` already
- * transplanting), WEIR_E_SHUTDOWN (either shutting down). Any thread, not
- * concurrently with the shutdown or destroy of either engine; `to` must
- * outlive the images in flight to it (transplant_in_flight 0).
+ * transplanting elsewhere; again to the same `to` is 0), WEIR_E_SHUTDOWN
+ * (either shutting down). Any thread, not concurrently with the shutdown or
+ * destroy of either engine; `to` must outlive the images in flight to it
+ * (transplant_in_flight 0).
  */
 WEIR_API int weir_engine_transplant(weir_engine *from, weir_engine *to, uint32_t flags);
+
+/*
+ * The adaptive switch (DESIGN.md §6, docs/transplant.md): `to` takes over
+ * from `from` on the address both listen on (create `to` with `from`'s port;
+ * SO_REUSEPORT lets both bind it). In this order: resumes `to` (a lingering
+ * listener keeps its socket, a closed one reopens), transplants `from` to
+ * `to` (ending a transplant the other way), and begins `from`'s pause: its
+ * listeners linger (DESIGN.md §5) and what they accept meanwhile moves to
+ * `to` too. Returns at once; weir_engine_pause(from) waits for the linger.
+ * A switch back inside the linger resumes `from`'s same listeners.
+ * Returns 0, -EINVAL (NULL, the same engine, different addresses), or the
+ * first error of the three steps. Any thread, as weir_engine_transplant.
+ */
+WEIR_API int weir_engine_switch(weir_engine *from, weir_engine *to);
 
 /* Sums every worker's counters. out->size must be set; fields past it are
  * left alone. Returns 0 or -EINVAL. Any thread. */

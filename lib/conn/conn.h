@@ -165,6 +165,9 @@ class Conn {
     // Parse no further requests: the connection is heading for a request
     // boundary where it can be detached.
     void hold();
+    // The move was called off: parse on (requests that waited in the buffer
+    // become takeable now).
+    void unhold();
     // At a request boundary: nothing parsed and unanswered, nothing handed
     // out, nothing to write, nothing lent, not closing.
     bool detachable() const;

@@ -11,6 +11,14 @@ using namespace conn_detail;
 
 void Conn::hold() { flags_ |= kHeld; }
 
+void Conn::unhold() {
+    if (!(flags_ & kHeld))
+        return;
+    flags_ &= static_cast<uint16_t>(~kHeld);
+    if (st_ && !(flags_ & kDead))
+        parse();
+}
+
 bool Conn::detachable() const {
     if (flags_ & (kClosing | kNoMore | kDead | kLentIn | kLentOut))
         return false;

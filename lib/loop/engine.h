@@ -37,6 +37,10 @@ class Engine {
 
     // Transplant (engine_transplant.cc, DESIGN.md §6). Any thread.
     int transplant(Engine *to);
+    // The adaptive switch: resume `to`, transplant to it, pause this one.
+    int switch_to(Engine *to);
+    // Ends this engine's transplant if it goes into `into`.
+    void end_transplant(Engine *into);
     const std::shared_ptr<Ledger> &ledger() const { return ledger_; }
 
     // The accept pause (engine_pause.cc, DESIGN.md §5). Any thread.
@@ -80,7 +84,7 @@ class Engine {
     std::atomic<int64_t> grace_deadline_ms_{INT64_MAX};
     std::atomic<uint64_t> next_id_{0};
     std::shared_ptr<Ledger> ledger_ = std::make_shared<Ledger>();
-    std::atomic<bool> transplanting_{false};
+    std::atomic<Engine *> transplanting_to_{nullptr};
     std::atomic<uint32_t> logged_{0};
     std::mutex mu_;
     std::condition_variable cv_; // driven shutdown and pause() wait here

@@ -3,6 +3,8 @@
 // boundary, to a worker of the target; the worker acts on it in its pass
 // (Worker::transplant_to), and the images travel through the target's
 // hand-off door, the admission path every connection takes.
+#include <cstring>
+
 #include "loop/engine.h"
 
 namespace weir {
@@ -18,12 +20,40 @@ int Engine::transplant(Engine *to) {
         return WEIR_E_STATE;
     if (to->cfg_.mode == WEIR_MODE_INLINE && to->state_ != State::Started)
         return WEIR_E_STATE;
-    if (transplanting_.exchange(true))
-        return WEIR_E_STATE;
+    Engine *expected = nullptr;
+    if (!transplanting_to_.compare_exchange_strong(expected, to))
+        return expected == to ? 0 : WEIR_E_STATE; // again to the same target: nothing new
+    // The way back (an adaptive switch back): the opposite transplant ends
+    // first, so no connection plays ping-pong; what it held parses on.
+    to->end_transplant(this);
     uint32_t n = to->worker_count();
     for (uint32_t i = 0; i < worker_count(); i++)
         workers_[i]->transplant_to(to->worker(i % n));
     return 0;
+}
+
+int Engine::switch_to(Engine *to) {
+    if (!to || to == this)
+        return -EINVAL;
+    if (state_ == State::Created || to->state_ == State::Created)
+        return WEIR_E_STATE;
+    if (addr_len_ != to->addr_len_ || std::memcmp(&addr_, &to->addr_, addr_len_) != 0)
+        return -EINVAL; // not one port: clients would not find `to`
+    int rc = to->resume();
+    if (rc < 0)
+        return rc;
+    rc = transplant(to);
+    if (rc < 0)
+        return rc;
+    return begin_pause();
+}
+
+void Engine::end_transplant(Engine *into) {
+    Engine *expected = into;
+    if (!transplanting_to_.compare_exchange_strong(expected, nullptr))
+        return;
+    for (auto &w : workers_)
+        w->transplant_to(nullptr);
 }
 
 } // namespace weir

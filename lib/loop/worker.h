@@ -145,10 +145,10 @@ class Worker {
     void post_image(ImageNode *n);
     // Owning thread: every open connection is held and, at its next request
     // boundary, detached and posted to `to` (another worker of this or another
-    // engine, any backend).
+    // engine, any backend). nullptr calls it off: held connections parse on.
     void detach_all_to(Worker *to);
     // Any thread: the engine's transplant asks this worker to detach
-    // everything to `to` (acted on in its next pass).
+    // everything to `to` (acted on in its next pass); nullptr ends it.
     void transplant_to(Worker *to) {
         transplant_to_.store(to, std::memory_order_release);
         wake();

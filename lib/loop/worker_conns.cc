@@ -219,7 +219,10 @@ void Worker::post_image(ImageNode *n) {
 void Worker::detach_all_to(Worker *to) {
     detach_to_ = to;
     for (Slot *s = live_; s; s = s->live_next) {
-        s->conn().hold();
+        if (to)
+            s->conn().hold();
+        else
+            s->conn().unhold(); // called off: what waited in the buffer is served here
         mark_dirty(*s);
     }
 }

@@ -61,6 +61,7 @@ int weir_header_use(void) {
     int (*f_pause)(weir_engine *) = weir_engine_pause;
     int (*f_resume)(weir_engine *) = weir_engine_resume;
     int (*f_transplant)(weir_engine *, weir_engine *, uint32_t) = weir_engine_transplant;
+    int (*f_switch)(weir_engine *, weir_engine *) = weir_engine_switch;
     int (*f_poll)(weir_worker *, weir_exchange **, uint32_t, int) = weir_worker_poll;
     const char *(*f_close_name)(uint32_t) = weir_close_reason_name;
     const char *(*f_feature_name)(uint64_t) = weir_uring_feature_name;
@@ -118,7 +119,7 @@ int weir_header_use(void) {
          (f_addr != 0) + (f_start != 0) + (f_shutdown != 0) + (f_destroy != 0) + (f_worker != 0) +
          (f_workers != 0) + (f_poll != 0) + (f_close_name != 0) + (f_feature_name != 0) + (f_tier_name != 0) + (f_metrics != 0) + (f_request != 0) +
          (f_peer != 0) + (f_respond != 0) + (f_defer != 0) + (f_respond_many != 0) + (f_begin_pause != 0) +
-         (f_pause != 0) + (f_resume != 0) + (f_transplant != 0);
+         (f_pause != 0) + (f_resume != 0) + (f_transplant != 0) + (f_switch != 0);
     answer.ex = exchange;
     answer.status = 200;
     answer.flags = WEIR_RESPOND_CLOSE;

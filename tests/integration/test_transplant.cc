@@ -190,7 +190,10 @@ void test_transplant_misuse(void **) {
     assert_int_equal(b.start(cfg_for(test_backend(), "B")), 0);
     assert_int_equal(weir_engine_transplant(a.e, b.e, 1), -EINVAL);
     assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
-    assert_int_equal(weir_engine_transplant(a.e, b.e, 0), WEIR_E_STATE); // already transplanting
+    assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0); // again to the same target: nothing new
+    Server c;
+    assert_int_equal(c.start(cfg_for(test_backend(), "C")), 0);
+    assert_int_equal(weir_engine_transplant(a.e, c.e, 0), WEIR_E_STATE); // already transplanting elsewhere
     assert_int_equal(b.shutdown(0), 0);
     assert_int_equal(weir_engine_transplant(b.e, a.e, 0), WEIR_E_SHUTDOWN);
 }
