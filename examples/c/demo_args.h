@@ -19,6 +19,7 @@ enum demo_app { DEMO_APP_HELLO, DEMO_APP_ECHO };
 typedef struct demo_opts {
     weir_config cfg;
     int backend_auto; /* --backend auto: io_uring, else epoll */
+    int adaptive;     /* --adaptive: a standby engine on the other backend, SIGWINCH switches */
     char host[64];          /* cfg.host points here */
     enum demo_mode mode;
     enum demo_app app;
@@ -29,6 +30,8 @@ static const char demo_usage[] =
     "usage: weir-demo [options]\n"
     "  --addr HOST:PORT         numeric address to listen on ([::1]:PORT for IPv6); port 0 picks one\n"
     "                           (default 127.0.0.1:8080)\n"
+    "  --adaptive               a standby engine on the other backend shares the port;\n"
+    "                           SIGWINCH switches to it (docs/transplant.md)\n"
     "  --backend epoll|uring|auto  (default epoll; auto: io_uring where this kernel\n"
     "                           runs it, else epoll, with the reason logged)\n"
     "  --workers N              event loops; 0 = online CPUs (default 1)\n"
@@ -108,6 +111,10 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
             o->cfg.defer_accept = 0;
             continue;
         }
+        if (!strcmp(f, "--adaptive")) {
+            o->adaptive = 1;
+            continue;
+        }
         if (strncmp(f, "--", 2) != 0)
             return demo_bad("unexpected argument", f);
         const char *v = i + 1 < argc ? argv[++i] : NULL;
@@ -175,6 +182,8 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
     }
     if (o->mode == DEMO_DEFERRED && o->defer_threads == 0)
         return demo_bad("--defer-threads must be at least 1 in deferred mode", "0");
+    if (o->adaptive && o->mode == DEMO_DRIVEN)
+        return demo_bad("--adaptive runs inline or deferred (its engines run their own loops)", "driven");
     o->cfg.host = o->host;
     o->cfg.mode = o->mode == DEMO_DRIVEN ? WEIR_MODE_DRIVEN : WEIR_MODE_INLINE;
     return 0;

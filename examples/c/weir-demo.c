@@ -31,6 +31,7 @@
 
 #include "weir.h"
 
+#include "demo_adaptive.h"
 #include "demo_args.h"
 #include "demo_json.h"
 
@@ -51,7 +52,10 @@ typedef struct driver {
 
 struct demo {
     demo_opts o;
-    weir_engine *e;
+    weir_engine *e;       /* the active engine */
+    weir_engine *standby; /* --adaptive */
+    uint32_t active_backend, standby_backend;
+    unsigned switches;
 
     /* deferred mode: exchanges handed from the loop to the answering pool */
     pthread_mutex_t mu;
@@ -225,11 +229,11 @@ static void *driver_main(void *arg) {
 
 /* ------------------------------------------------------------ control */
 
-static void print_metrics(weir_engine *e) {
+static void print_metrics(demo *d) {
     weir_metrics m;
     memset(&m, 0, sizeof m);
     m.size = sizeof m;
-    int rc = weir_engine_metrics(e, &m);
+    int rc = weir_engine_metrics(d->e, &m);
     if (rc < 0) {
         printf("metrics: %s\n", weir_strerror(rc));
         fflush(stdout);
@@ -288,6 +292,8 @@ static void print_metrics(weir_engine *e) {
         if (strcmp(name, "unknown") != 0 || m.closes[i] != 0)
             printf("closes.%s %llu\n", strcmp(name, "unknown") ? name : "unknown", (unsigned long long)m.closes[i]);
     }
+    if (d->standby)
+        adaptive_print(d->standby, d->active_backend, d->switches);
     printf("metrics end\n");
     fflush(stdout);
 }
@@ -398,7 +404,11 @@ static int signal_loop(demo *d, int sfd) {
         switch (si.ssi_signo) {
         case SIGTERM:
         case SIGINT: return 0;
-        case SIGHUP: print_metrics(d->e); break;
+        case SIGHUP: print_metrics(d); break;
+        case SIGWINCH:
+            if (d->standby)
+                adaptive_switch(&d->e, &d->standby, &d->active_backend, &d->standby_backend, &d->switches);
+            break;
         case SIGUSR1: pause_signal(d->e, 1); break;
         case SIGUSR2: pause_signal(d->e, 0); break;
         default: break;
@@ -426,6 +436,7 @@ int main(int argc, char **argv) {
     sigaddset(&set, SIGHUP);
     sigaddset(&set, SIGUSR1);
     sigaddset(&set, SIGUSR2);
+    sigaddset(&set, SIGWINCH);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN); /* stdout may be a pipe whose reader left */
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
@@ -452,10 +463,20 @@ int main(int argc, char **argv) {
     }
     if (start_mode(&d) != 0)
         goto stop;
+    d.active_backend = d.o.cfg.backend;
+    if (d.o.adaptive && (rc = adaptive_start(d.e, &d.o.cfg, &d.standby, &d.standby_backend)) < 0) {
+        fail("--adaptive standby", rc);
+        goto stop;
+    }
     print_listening(d.e, d.o.host);
 
     exit_code = signal_loop(&d, sfd);
 stop:
+    if (d.standby) {
+        rc = weir_engine_shutdown(d.standby, SHUTDOWN_GRACE_NS);
+        if (rc < 0 && rc != -ETIMEDOUT)
+            fail("shutdown (standby)", rc);
+    }
     rc = weir_engine_shutdown(d.e, SHUTDOWN_GRACE_NS);
     if (rc == -ETIMEDOUT)
         fprintf(stderr, "weir-demo: shutdown: grace ran out; open exchanges were closed\n");
@@ -464,6 +485,7 @@ stop:
     stop_threads(&d);
 out:
     weir_engine_destroy(d.e);
+    weir_engine_destroy(d.standby);
     close(sfd);
     close(d.wake[0]);
     close(d.wake[1]);
