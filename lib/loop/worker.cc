@@ -105,8 +105,10 @@ void Worker::pass(int timeout_ms) {
     now_ms_ = mono_ms();
     metrics.add(M_LOOP_PASSES);
     drain_answers();
-    if (Worker *t = transplant_to_.load(std::memory_order_acquire); t != detach_to_)
-        detach_all_to(t); // weir_engine_transplant, or its end (nullptr)
+    if (Worker *t = transplant_to_.load(std::memory_order_acquire); t != transplant_seen_) {
+        transplant_seen_ = t; // a new command: weir_engine_transplant, or its end (nullptr)
+        detach_all_to(t);
+    }
     retry_reads();
     expire_timers();
     if (!stop_begun_ && engine_.stopping())

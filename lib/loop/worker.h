@@ -280,6 +280,7 @@ class Worker {
     Slot *retry_ = nullptr;
     Worker *detach_to_ = nullptr;
     std::atomic<Worker *> transplant_to_{nullptr};
+    Worker *transplant_seen_ = nullptr; // the command last acted on
 
     Timers timers_;
     Listener listener_;
