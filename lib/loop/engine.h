@@ -35,7 +35,7 @@ class Engine {
     int addr(sockaddr_storage *ss, socklen_t *len) const;
     void metrics(weir_metrics *out) const;
 
-    // Transplant (engine_transplant.cc, DESIGN.md §6). Any thread.
+    // Transplant and the switch (lib/transplant/transplant.cc, DESIGN.md §6). Any thread.
     int transplant(Engine *to);
     // The adaptive switch: resume `to`, transplant to it, pause this one.
     int switch_to(Engine *to);

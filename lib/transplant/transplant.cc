@@ -1,4 +1,5 @@
-// weir_engine_transplant (DESIGN.md §6, docs/transplant.md): every worker of
+// weir_engine_transplant and weir_engine_switch (DESIGN.md §6, lib/transplant/
+// as §1 maps it, docs/transplant.md): every worker of
 // this engine is told to detach its connections, each at its next request
 // boundary, to a worker of the target; the worker acts on it in its pass
 // (Worker::transplant_to), and the images travel through the target's
