@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <new>
 
+#include "loop/sock_ops.h"
 #include "loop/worker.h"
 
 namespace weir {
@@ -23,8 +24,6 @@ constexpr uint64_t kListenerTag = 2;
 constexpr int kMaxEvents = 256;
 constexpr size_t kMaxIov = 64;
 constexpr uint32_t kConnEvents = EPOLLIN | EPOLLRDHUP | EPOLLET;
-
-bool resource_errno(int e) { return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM; }
 
 // epoll's part of a slot.
 struct EpollSlot {
@@ -57,19 +56,7 @@ class EpollPort final : public Port {
 
     void unlisten(int fd) override { ::epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr); }
 
-    Take accept(int listen_fd, Accepted &out, bool) override {
-        out.peer_len = sizeof out.peer;
-        int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr *>(&out.peer), &out.peer_len,
-                           SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0) {
-            out.fd = fd;
-            return Take::Took;
-        }
-        out.error = errno;
-        if (out.error == EAGAIN || out.error == EWOULDBLOCK)
-            return Take::Empty;
-        return resource_errno(out.error) ? Take::Resource : Take::Other;
-    }
+    Take accept(int listen_fd, Accepted &out, bool) override { return accept_now(listen_fd, out); }
 
     int start(Slot &s) override {
         new (s.port) EpollSlot{};
@@ -134,15 +121,8 @@ class EpollPort final : public Port {
     // close(2) removes the fd from the interest list (weir never dup()s it),
     // and nothing is ever in flight, so the slot may go at once.
     void close(Slot &s, bool drain) override {
-        if (drain) {
-            // FIN first, then discard what already arrived (bounded: later
-            // bytes still draw a reset, but the answer and the FIN lead them).
-            ::shutdown(s.fd, SHUT_WR);
-            char sink[4096];
-            for (int i = 0; i < 64; i++)
-                if (::recv(s.fd, sink, sizeof sink, MSG_DONTWAIT) <= 0)
-                    break;
-        }
+        if (drain)
+            fin_and_drain(s.fd);
         ::close(s.fd);
     }
 

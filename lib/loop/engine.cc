@@ -210,22 +210,19 @@ void Engine::metrics(weir_metrics *out) const {
     uint32_t n = 0;
     for (auto &w : workers_)
         m[n++] = &w->metrics;
-    metrics_sum(m, n, out);
-    // The ledger is the source's: its workers count what left, its targets
-    // what they adopted or refused. Read in that order, in_flight never
-    // goes below 0 (a count read later can only be larger).
+    // Summed once, in full, then given out as far as out->size reaches.
     weir_metrics full{};
     full.size = sizeof full;
     metrics_sum(m, n, &full);
+    // The ledger is the source's: its workers count what left, its targets
+    // what they adopted or refused. Read in that order, in_flight never
+    // goes below 0 (a count read later can only be larger).
     full.transplant_adopted = ledger_->adopted.load(std::memory_order_acquire);
     full.transplant_refused = ledger_->refused.load(std::memory_order_acquire);
     uint64_t settled = full.transplant_adopted + full.transplant_refused;
     full.transplant_in_flight = full.transplant_detached > settled ? full.transplant_detached - settled : 0;
-    size_t off = offsetof(weir_metrics, transplant_adopted);
-    if (out->size > off) {
-        size_t end = out->size < sizeof full ? out->size : sizeof full;
-        std::memcpy(reinterpret_cast<char *>(out) + off, reinterpret_cast<const char *>(&full) + off, end - off);
-    }
+    full.size = out->size;
+    std::memcpy(out, &full, out->size < sizeof full ? out->size : sizeof full);
 }
 
 Worker *Engine::sibling_with_room(const Worker *from) const {

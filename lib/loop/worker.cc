@@ -7,17 +7,9 @@
 
 #include "loop/engine.h"
 #include "loop/hooks.h"
+#include "util/thread_token.h"
 
 namespace weir {
-
-namespace {
-
-// The address of a thread_local names the thread: weir_respond compares it
-// with the worker's owner to pick the direct path or the queue.
-thread_local char tl_token;
-uintptr_t my_token() { return reinterpret_cast<uintptr_t>(&tl_token); }
-
-} // namespace
 
 LoopHooks &loop_hooks() {
     static LoopHooks hooks;
@@ -81,8 +73,8 @@ int Worker::open_listener(const sockaddr_storage &addr, socklen_t len, const Lis
     return fd;
 }
 
-bool Worker::owner_thread() const { return owner_.load(std::memory_order_relaxed) == my_token(); }
-void Worker::take_ownership() { owner_.store(my_token(), std::memory_order_relaxed); }
+bool Worker::owner_thread() const { return owner_.load(std::memory_order_relaxed) == thread_token(); }
+void Worker::take_ownership() { owner_.store(thread_token(), std::memory_order_relaxed); }
 
 void Worker::log_once(uint32_t kind, const char *msg) { engine_.log_once(kind, WEIR_LOG_ERROR, msg); }
 

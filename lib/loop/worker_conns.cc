@@ -242,7 +242,7 @@ bool Worker::detach(Slot &s) {
     n->img.peer_len = s.peer_len;
     timers_.disarm(s.timer);
     fold(s);
-    if (transplant_to_.load(std::memory_order_relaxed) == detach_to_) {
+    if (transplant_seen_ == detach_to_) { // a transplant's move, not a bare detach_all_to
         n->ledger = engine_.ledger(); // the target counts it adopted or refused
         metrics.add(M_TRANSPLANT_DETACHED);
     }

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 
+#include "loop/sock_ops.h"
 #include "uring/uring_impl.h"
 #include "weir.h"
 
@@ -14,14 +15,6 @@ namespace weir {
 namespace {
 
 constexpr size_t kAcceptedMax = 4096; // past it the multishot accept rests: the kernel's backlog holds the rest
-
-bool resource_errno(int e) { return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM; }
-
-Take take_for(int e) {
-    if (e == EAGAIN || e == EWOULDBLOCK)
-        return Take::Empty;
-    return resource_errno(e) ? Take::Resource : Take::Other;
-}
 
 } // namespace
 
@@ -90,18 +83,11 @@ Take UringPort::accept(int listen_fd, Accepted &out, bool drain) {
         out.fd = a.fd;
         out.error = a.error;
         out.peer_len = 0;
-        return a.fd >= 0 ? Take::Took : take_for(a.error);
+        return a.fd >= 0 ? Take::Took : take_for_errno(a.error);
     }
     if (accept_armed_)
         return Take::Empty;
-    out.peer_len = sizeof out.peer;
-    int fd = ::accept4(listen_fd, reinterpret_cast<sockaddr *>(&out.peer), &out.peer_len,
-                       SOCK_NONBLOCK | SOCK_CLOEXEC);
-    Take t = fd >= 0 ? Take::Took : take_for(errno);
-    if (fd >= 0)
-        out.fd = fd;
-    else
-        out.error = errno;
+    Take t = accept_now(listen_fd, out);
     if (listen_fd_ == listen_fd && (t == Take::Empty || t == Take::Took)) {
         w_->metrics.add(M_URING_REARMS);
         arm_accept();

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <new>
 
+#include "loop/sock_ops.h"
 #include "uring/uring_impl.h"
 #include "weir.h"
 
@@ -287,14 +288,8 @@ void UringPort::close(Slot &s, bool drain) {
     drop_parked(s);
     bufs_.publish();
     st.nobufs = false; // the re-arm list skips closed slots
-    if (drain) {
-        // FIN first, then discard what already arrived (as on epoll).
-        ::shutdown(s.fd, SHUT_WR);
-        char sink[4096];
-        for (int i = 0; i < 64; i++)
-            if (::recv(s.fd, sink, sizeof sink, MSG_DONTWAIT) <= 0)
-                break;
-    }
+    if (drain)
+        fin_and_drain(s.fd);
     if (st.recv_armed && !st.recv_cancel) {
         cancel(reinterpret_cast<uint64_t>(&s) | kRecv);
         st.recv_cancel = true;

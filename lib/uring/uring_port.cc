@@ -21,6 +21,7 @@
 
 #include "loop/engine.h" // mono_ms
 #include "uring/uring_impl.h"
+#include "util/thread_token.h"
 #include "uring/uring_port.h"
 #include "uring/uring_probe.h"
 #include "weir.h"
@@ -36,9 +37,6 @@ constexpr uint32_t kBufferSize = 8192;
 constexpr uint16_t kGroup = 0;
 constexpr unsigned kGather = 32;
 constexpr unsigned kGatherUs = 50;
-
-thread_local char tl_token;
-uintptr_t my_token() { return reinterpret_cast<uintptr_t>(&tl_token); }
 
 } // namespace
 
@@ -163,7 +161,7 @@ int UringPort::init(Worker &w) {
     return 0;
 }
 
-bool UringPort::ring_thread() const { return tier_ != WEIR_URING_TIER_DEFER || (enabled_ && ring_token_ == my_token()); }
+bool UringPort::ring_thread() const { return tier_ != WEIR_URING_TIER_DEFER || (enabled_ && ring_token_ == thread_token()); }
 
 // An SQE, submitting a full SQ first. nullptr only when the SQ is full and
 // cannot be submitted from this thread (a DEFER ring off its loop's thread).
@@ -187,7 +185,7 @@ int UringPort::submit(unsigned wait_nr, int timeout_ms) {
             return rc;
         }
         enabled_ = true;
-        ring_token_ = my_token();
+        ring_token_ = thread_token();
     }
     w_->metrics.add(M_URING_ENTERS);
     if (wait_nr == 0)
