@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../floor_common.h"
+
 #define IN_CAP 16384
 #define OUT_CAP 65536
 
@@ -33,29 +35,6 @@ typedef struct conn {
     char in[IN_CAP];
     char out[OUT_CAP];
 } conn;
-
-/* Same shape and size as weir's answer: status line, Content-Type,
- * Content-Length, Date, body. The Date is refreshed once a second. */
-static char resp_keep[256], resp_close[256];
-static size_t resp_keep_len, resp_close_len;
-static time_t resp_time;
-
-static void refresh_date(void) {
-    time_t now = time(NULL);
-    if (now == resp_time)
-        return;
-    resp_time = now;
-    char date[64];
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    resp_keep_len = (size_t)snprintf(resp_keep, sizeof resp_keep,
-                                     "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n"
-                                     "Date: %s\r\n\r\nHello, World!", date);
-    resp_close_len = (size_t)snprintf(resp_close, sizeof resp_close,
-                                      "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n"
-                                      "Connection: close\r\nDate: %s\r\n\r\nHello, World!", date);
-}
 
 static void drop(int ep, conn *c) {
     epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
@@ -141,32 +120,14 @@ static void on_readable(int ep, conn *c) {
 }
 
 int main(int argc, char **argv) {
-    char host[64] = "127.0.0.1";
-    int port = 0;
-    if (argc == 3 && !strcmp(argv[1], "--addr") && strrchr(argv[2], ':') && strlen(argv[2]) < sizeof host) {
-        port = atoi(strrchr(argv[2], ':') + 1);
-        *strrchr(strcpy(host, argv[2]), ':') = 0;
-    } else if (argc != 1) {
-        fprintf(stderr, "usage: floor [--addr HOST:PORT]\n");
-        return 2;
-    }
+    char host[64];
+    struct sockaddr_in a;
+    int lfd = floor_listen(argc, argv, "floor", SOCK_NONBLOCK, host, sizeof host, &a);
+    if (lfd < 0)
+        return lfd == -2 ? 2 : 1;
     signal(SIGPIPE, SIG_IGN);
     int one = 1;
-    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    if (lfd < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1) {
-        fprintf(stderr, "floor: bad address %s\n", host);
-        return 1;
-    }
-    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 4096) != 0) {
-        perror("floor: bind/listen");
-        return 1;
-    }
-    socklen_t len = sizeof a;
-    getsockname(lfd, (struct sockaddr *)&a, &len);
-    printf("listening on %s:%u\n", host, ntohs(a.sin_port));
-    fflush(stdout);
+    floor_announce(lfd, host, &a);
 
     int ep = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};

@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../floor_common.h"
+
 #define IN_CAP 16384
 /* Two output buffers (one in flight, one filling) of half the epoll floor's
  * one: a conn stays about its size, under malloc's mmap threshold, so a
@@ -60,29 +62,6 @@ static struct io_uring_buf_ring *br;
 static char *bufs;
 static int br_added; /* buffers given back this pass, published once at its end */
 static int lfd;
-
-/* Same shape and size as weir's answer (and the epoll floor's): status line,
- * Content-Type, Content-Length, Date, body. The Date is refreshed once a second. */
-static char resp_keep[256], resp_close[256];
-static size_t resp_keep_len, resp_close_len;
-static time_t resp_time;
-
-static void refresh_date(void) {
-    time_t now = time(NULL);
-    if (now == resp_time)
-        return;
-    resp_time = now;
-    char date[64];
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    resp_keep_len = (size_t)snprintf(resp_keep, sizeof resp_keep,
-                                     "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n"
-                                     "Date: %s\r\n\r\nHello, World!", date);
-    resp_close_len = (size_t)snprintf(resp_close, sizeof resp_close,
-                                      "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 13\r\n"
-                                      "Connection: close\r\nDate: %s\r\n\r\nHello, World!", date);
-}
 
 /* A full SQ is flushed rather than waited on: the pass's one submit_and_wait
  * stays the rule, this is the exception when a pass queues over 1024. */
@@ -289,28 +268,12 @@ static int setup_buffers(void) {
 }
 
 int main(int argc, char **argv) {
-    char host[64] = "127.0.0.1";
-    int port = 0;
-    if (argc == 3 && !strcmp(argv[1], "--addr") && strrchr(argv[2], ':') && strlen(argv[2]) < sizeof host) {
-        port = atoi(strrchr(argv[2], ':') + 1);
-        *strrchr(strcpy(host, argv[2]), ':') = 0;
-    } else if (argc != 1) {
-        fprintf(stderr, "usage: uring-floor [--addr HOST:PORT]\n");
-        return 2;
-    }
+    char host[64];
+    struct sockaddr_in a;
+    lfd = floor_listen(argc, argv, "uring-floor", 0, host, sizeof host, &a);
+    if (lfd < 0)
+        return lfd == -2 ? 2 : 1;
     signal(SIGPIPE, SIG_IGN);
-    int one = 1;
-    lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    if (lfd < 0 || inet_pton(AF_INET, host, &a.sin_addr) != 1) {
-        fprintf(stderr, "uring-floor: bad address %s\n", host);
-        return 1;
-    }
-    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(lfd, 4096) != 0) {
-        perror("uring-floor: bind/listen");
-        return 1;
-    }
 
     struct io_uring_params p;
     memset(&p, 0, sizeof p);
@@ -326,10 +289,7 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    socklen_t len = sizeof a;
-    getsockname(lfd, (struct sockaddr *)&a, &len);
-    printf("listening on %s:%u\n", host, ntohs(a.sin_port));
-    fflush(stdout);
+    floor_announce(lfd, host, &a);
 
     arm_accept();
     for (;;) {
