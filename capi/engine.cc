@@ -83,8 +83,13 @@ WEIR_EXPORT int weir_engine_resume(weir_engine *e) {
 }
 
 WEIR_EXPORT int weir_engine_transplant(weir_engine *from, weir_engine *to, uint32_t flags) {
-    if (!from || !to || flags != 0)
+    if (!from || from == to || (flags & ~WEIR_TRANSPLANT_END) || (!to && !(flags & WEIR_TRANSPLANT_END)))
         return -EINVAL;
+    if (flags & WEIR_TRANSPLANT_END)
+        return weir::guard([&] {
+            E(from)->end_transplant(to ? E(to) : nullptr);
+            return 0;
+        });
     return weir::guard([&] { return E(from)->transplant(E(to)); });
 }
 

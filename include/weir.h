@@ -419,6 +419,9 @@ WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max,
 #define WEIR_CLOSE_HANDLER 10        /* the handler's answer asked for close            */
 #define WEIR_CLOSE_RESOURCE 11       /* out of memory or buffers for this connection    */
 #define WEIR_CLOSE_SILENT 12         /* connected, sent no byte within header_timeout_ms */
+#define WEIR_CLOSE_TRANSPLANT_REFUSED 13 /* moved by weir_engine_transplant, refused by the
+                                            target (full, shutting down), given back and
+                                            closed at its request boundary by this engine */
 #define WEIR_CLOSE_REASONS 16
 
 /* A static name for a close reason ("peer", "bad_request", ...); "unknown"
@@ -517,21 +520,29 @@ WEIR_API const char *weir_uring_tier_name(uint32_t tier);
  * flushed, carrying the unread bytes of its next pipelined request; one in
  * the middle of a request (body arriving, handler running, deferred answer
  * out, output pending) moves when it reaches a boundary. The transplant
- * stays active until `from` shuts down: what `from` accepts later moves too.
- * Worker i of `from` hands to worker i mod N of `to`. Any backend pair.
- * Socket options are the adopter's. A target that refuses an image (over
- * max_connections, shutting down) closes it, counted in its closes and in
- * the source's transplant_refused. flags must be 0.
- * Returns 0 at once (connections move as they reach their boundaries),
+ * stays active until it is ended (WEIR_TRANSPLANT_END, a transplant from
+ * `to` back to `from`, or `from`'s shutdown): what `from` accepts meanwhile
+ * moves too. Worker i of `from` hands to worker i mod N of `to`. Any
+ * backend pair. Socket options are the adopter's. A target that refuses an
+ * image (over max_connections, shutting down) gives it back: `from` closes
+ * it at its request boundary (FIN, never a reset), counted as
+ * WEIR_CLOSE_TRANSPLANT_REFUSED and in transplant_refused. Once `from` is
+ * destroyed, the target closes what it refuses itself, in its own closes.
  * A transplant from `to` back to `from` ends this one first (what it held
  * is served where it is), so connections never play ping-pong.
- * -EINVAL (NULL, from == to, flags), WEIR_E_STATE (either engine not
- * listening, `to` not started in inline mode, or `from` already
- * transplanting elsewhere; again to the same `to` is 0), WEIR_E_SHUTDOWN
- * (either shutting down). Any thread, not concurrently with the shutdown or
+ * flags: 0, or WEIR_TRANSPLANT_END: end `from`'s transplant (into `to`, or
+ * wherever it goes when `to` is NULL); connections it held, not yet
+ * detached, are served by `from` again, images already on their way arrive.
+ * Returns 0 at once (connections move as they reach their boundaries; END
+ * is 0 also when nothing was transplanting), -EINVAL (NULL without END,
+ * from == to, unknown flags), WEIR_E_STATE (either engine not listening,
+ * `to` not started in inline mode, or `from` already transplanting
+ * elsewhere; again to the same `to` is 0), WEIR_E_SHUTDOWN (either
+ * shutting down). Any thread, not concurrently with the shutdown or
  * destroy of either engine; `to` must outlive the images in flight to it
  * (transplant_in_flight 0).
  */
+#define WEIR_TRANSPLANT_END 1u
 WEIR_API int weir_engine_transplant(weir_engine *from, weir_engine *to, uint32_t flags);
 
 /*
@@ -543,6 +554,9 @@ WEIR_API int weir_engine_transplant(weir_engine *from, weir_engine *to, uint32_t
  * listeners linger (DESIGN.md §5) and what they accept meanwhile moves to
  * `to` too. Returns at once; weir_engine_pause(from) waits for the linger.
  * A switch back inside the linger resumes `from`'s same listeners.
+ * A switch whose transplant fails after `to` was resumed is undone: a `to`
+ * that was paused pauses again (lingering) and transplants what it accepted
+ * meanwhile back to `from`, so no fresh standby is left holding clients.
  * Returns 0, -EINVAL (NULL, the same engine, different addresses), or the
  * first error of the three steps. Any thread, as weir_engine_transplant.
  */

@@ -84,6 +84,12 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
 }
 
 Engine::~Engine() {
+    {
+        // Targets stop giving refused images back (Worker::refuse): from here
+        // on they close them themselves.
+        std::lock_guard<std::mutex> g(ledger_->mu);
+        ledger_->source_alive = false;
+    }
     if (state_ == State::Listening && cfg_.mode == WEIR_MODE_DRIVEN) {
         // destroy comes after the hosts stopped polling: nobody runs these
         // loops any more, so finish them here instead of waiting for polls.

@@ -39,7 +39,8 @@ class Engine {
     int transplant(Engine *to);
     // The adaptive switch: resume `to`, transplant to it, pause this one.
     int switch_to(Engine *to);
-    // Ends this engine's transplant if it goes into `into`.
+    // Ends this engine's transplant if it goes into `into` (nullptr: wherever
+    // it goes); connections it held parse on here.
     void end_transplant(Engine *into);
     const std::shared_ptr<Ledger> &ledger() const { return ledger_; }
 

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <vector>
 
@@ -49,12 +50,19 @@ inline constexpr uint32_t kSlotChunk = 64;
 struct Ledger {
     std::atomic<uint64_t> adopted{0};
     std::atomic<uint64_t> refused{0};
+    // The way back for an image the target refuses: its source worker, while
+    // the source engine lives. The destructor clears source_alive under mu,
+    // so no image is posted to a worker that is going away.
+    std::mutex mu;
+    bool source_alive = true;
 };
 
 // A connection image on its way to a worker's hand-off door.
 struct ImageNode : MpscNode {
     ConnImage img;
     std::shared_ptr<Ledger> ledger; // a transplant's image; null for a sibling's hand-off
+    Worker *from = nullptr;         // a transplant's source worker: where a refusal goes
+    bool refused = false;           // given back by the target: the source closes it
 };
 
 // One connection's place in its worker. Slots live in fixed chunks so their
@@ -242,6 +250,7 @@ class Worker {
     bool hand_off(const Accepted &a);
     void drop_images();
     static void drop_image(ImageNode *n);
+    void refuse(ImageNode *n, uint32_t reason);
     // worker_stop.cc
     void begin_stop();
     void drop_unadmitted();

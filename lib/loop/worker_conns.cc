@@ -244,6 +244,7 @@ bool Worker::detach(Slot &s) {
     fold(s);
     if (transplant_seen_ == detach_to_) { // a transplant's move, not a bare detach_all_to
         n->ledger = engine_.ledger(); // the target counts it adopted or refused
+        n->from = this;               // and gives it back here if it refuses
         metrics.add(M_TRANSPLANT_DETACHED);
     }
     s.leaving = n; // before the release: bytes the port still holds join the image

@@ -9,6 +9,7 @@
 
 #include "loop/engine.h"
 #include "loop/linger.h"
+#include "loop/sock_ops.h"
 #include "loop/worker.h"
 
 namespace weir {
@@ -93,10 +94,20 @@ Take Worker::admit_handoff() {
         return Take::Empty;
     auto *n = static_cast<ImageNode *>(handoff_local_);
     handoff_local_ = n->next;
+    if (n->refused) {
+        // One of ours, given back by a transplant's target: it closes here,
+        // where the engine it left counts its closes.
+        metrics.close(WEIR_CLOSE_TRANSPLANT_REFUSED);
+        drop_image(n);
+        return Take::Took;
+    }
+    if (n->ledger && engine_.stopping()) {
+        refuse(n, WEIR_CLOSE_SHUTDOWN);
+        return Take::Took;
+    }
     // Never passed on again: two full workers must not play ping-pong.
     if (live_count_ >= max_connections_ && !stop_begun_) {
-        metrics.close(WEIR_CLOSE_MAX_CONNECTIONS);
-        drop_image(n); // a transplant's image: counted refused in its source's ledger
+        refuse(n, WEIR_CLOSE_MAX_CONNECTIONS);
     } else {
         if (n->ledger) {
             n->ledger->adopted.fetch_add(1, std::memory_order_release);
@@ -108,9 +119,29 @@ Take Worker::admit_handoff() {
     return Take::Took;
 }
 
+// An image this worker will not serve. A transplant's goes back to its
+// source worker while the source engine lives (it closes it, counted as
+// WEIR_CLOSE_TRANSPLANT_REFUSED); any other closes here for `reason`.
+void Worker::refuse(ImageNode *n, uint32_t reason) {
+    if (n->ledger && n->from && !n->refused) {
+        std::lock_guard<std::mutex> g(n->ledger->mu);
+        if (n->ledger->source_alive) {
+            n->refused = true;
+            n->from->post_image(n);
+            return;
+        }
+    }
+    metrics.close(reason);
+    drop_image(n);
+}
+
+// Closes an image's socket (FIN first: it sits at a request boundary, and
+// its client may be sending the next request) and settles its ledger.
 void Worker::drop_image(ImageNode *n) {
-    if (n->img.fd >= 0)
+    if (n->img.fd >= 0) {
+        fin_and_drain(n->img.fd);
         ::close(n->img.fd);
+    }
     if (n->ledger)
         n->ledger->refused.fetch_add(1, std::memory_order_release);
     delete n;
@@ -123,8 +154,12 @@ void Worker::drop_images() {
     for (MpscNode *n : lists)
         while (n) {
             MpscNode *next = n->next;
-            metrics.close(WEIR_CLOSE_SHUTDOWN);
-            drop_image(static_cast<ImageNode *>(n));
+            auto *img = static_cast<ImageNode *>(n);
+            if (img->refused) {
+                metrics.close(WEIR_CLOSE_TRANSPLANT_REFUSED);
+                drop_image(img);
+            } else
+                refuse(img, WEIR_CLOSE_SHUTDOWN);
             n = next;
         }
 }

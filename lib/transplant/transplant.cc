@@ -40,18 +40,28 @@ int Engine::switch_to(Engine *to) {
         return WEIR_E_STATE;
     if (addr_len_ != to->addr_len_ || std::memcmp(&addr_, &to->addr_, addr_len_) != 0)
         return -EINVAL; // not one port: clients would not find `to`
+    bool to_was_paused = to->pause_wanted();
     int rc = to->resume();
     if (rc < 0)
         return rc;
     rc = transplant(to);
-    if (rc < 0)
+    if (rc < 0) {
+        // Aborted after `to` began accepting: a standby left active would
+        // keep the clients it took, on an engine no one meant to serve. It
+        // pauses again (lingering, so no handshake is reset) and sends what
+        // it took back here.
+        if (to_was_paused && !stopping() && !to->stopping()) {
+            to->transplant(this);
+            to->begin_pause();
+        }
         return rc;
+    }
     return begin_pause();
 }
 
 void Engine::end_transplant(Engine *into) {
-    Engine *expected = into;
-    if (!transplanting_to_.compare_exchange_strong(expected, nullptr))
+    Engine *expected = into ? into : transplanting_to_.load(std::memory_order_acquire);
+    if (!expected || !transplanting_to_.compare_exchange_strong(expected, nullptr))
         return;
     for (auto &w : workers_)
         w->transplant_to(nullptr);

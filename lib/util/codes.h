@@ -58,7 +58,8 @@
     X(WEIR_CLOSE_SHUTDOWN, "shutdown")                                                                         \
     X(WEIR_CLOSE_HANDLER, "handler")                                                                           \
     X(WEIR_CLOSE_RESOURCE, "resource")                                                                         \
-    X(WEIR_CLOSE_SILENT, "silent")
+    X(WEIR_CLOSE_SILENT, "silent")                                                                             \
+    X(WEIR_CLOSE_TRANSPLANT_REFUSED, "transplant_refused")
 
 namespace weir {
 

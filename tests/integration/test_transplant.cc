@@ -9,11 +9,21 @@
 //     that connects to A after the call ends on B too; A counts no close.
 //   - a deferred answer outstanding at the call: the connection stays on A
 //     until it is answered (the answer reaches the client), then moves.
-//   - a target over max_connections refuses: those clients see a close, and
-//     A's ledger counts them refused.
+//   - a target over max_connections refuses: it gives the images back, A
+//     closes them (a FIN at the boundary, never a reset), counted as
+//     WEIR_CLOSE_TRANSPLANT_REFUSED in A's closes and refused in its ledger;
+//     B counts no close for them. Mutant arm: a target that closed them
+//     itself would show them in B's max_connections closes.
+//   - WEIR_TRANSPLANT_END: a connection held for the move (a deferred answer
+//     out) is served by A again once the transplant ends, and what A accepts
+//     then stays on A; nothing was detached.
 //   - API misuse: NULL, A to A, flags, a second transplant, a target that
 //     is not running.
+#include <poll.h>
+#include <sys/socket.h>
+
 #include <atomic>
+#include <cerrno>
 #include <string>
 #include <thread>
 #include <vector>
@@ -58,6 +68,17 @@ weir_metrics settled(Server &a, uint64_t detached) {
 void ledger_balances(const weir_metrics &m) {
     assert_int_equal(m.transplant_detached, m.transplant_adopted + m.transplant_refused + m.transplant_in_flight);
     assert_int_equal(m.transplant_in_flight, 0);
+}
+
+// What reaches an idle client within ms: 1 a FIN (EOF), -errno an error (a
+// reset), 0 nothing.
+int end_of(Client &c, int ms) {
+    pollfd p{c.fd, POLLIN, 0};
+    if (::poll(&p, 1, ms) <= 0)
+        return 0;
+    char b[256];
+    ssize_t n = ::recv(c.fd, b, sizeof b, 0);
+    return n == 0 ? 1 : n < 0 ? -errno : 2; // 2: bytes, which an idle client never gets
 }
 
 void keep_alive_moves(uint32_t target) {
@@ -155,23 +176,75 @@ void test_full_target_refuses(void **) {
     assert_int_equal(ma.transplant_adopted, 1);
     assert_int_equal(ma.transplant_refused, kClients - 1);
     ledger_balances(ma);
-    int served = 0, closed = 0;
+    assert_int_equal(a.wait_closes(WEIR_CLOSE_TRANSPLANT_REFUSED, kClients - 1), kClients - 1);
+    int fins = 0, quiet = 0;
     for (int i = 0; i < kClients; i++) {
-        if (!send_all(cl[i], get("/two"))) {
-            closed++;
+        int e = end_of(cl[i], 300);
+        assert_true(e == 0 || e == 1); // never a reset (nor bytes)
+        fins += e == 1;
+        quiet += e == 0;
+    }
+    assert_int_equal(fins, kClients - 1);
+    assert_int_equal(quiet, 1);
+    int served = 0;
+    for (int i = 0; i < kClients; i++) {
+        if (!send_all(cl[i], get("/two")))
             continue;
-        }
         Response r = read_response(cl[i], 2000);
         if (r.status == 200) {
             assert_string_equal(r.body.c_str(), "B /two");
             served++;
-        } else {
-            closed++;
         }
     }
     assert_int_equal(served, 1);
-    assert_int_equal(closed, kClients - 1);
-    assert_int_equal(b.metrics().closes[WEIR_CLOSE_MAX_CONNECTIONS], kClients - 1);
+    weir_metrics mb = b.metrics();
+    assert_int_equal(mb.closes[WEIR_CLOSE_MAX_CONNECTIONS], 0); // given back, not closed by B
+    assert_int_equal(mb.transplant_received, 1);
+    ma = a.metrics();
+    assert_int_equal(ma.closes[WEIR_CLOSE_TRANSPLANT_REFUSED], kClients - 1);
+    assert_int_equal(ma.connections_open, 0);
+}
+
+void test_end_serves_held_connections_here(void **) {
+    Server a, b;
+    assert_int_equal(a.start(cfg_for(test_backend(), "A")), 0);
+    assert_int_equal(b.start(cfg_for(test_backend(), "B")), 0);
+    g_deferred = nullptr;
+    Client c = connect_to(a.port);
+    assert_true(send_all(c, get("/defer")));
+    int64_t until = now_ms() + 3000;
+    while (!g_deferred.load() && now_ms() < until)
+        sleep_ms(1);
+    assert_non_null(g_deferred.load());
+    assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
+    sleep_ms(50); // A's worker holds the connection for the move
+    assert_int_equal(weir_engine_transplant(a.e, nullptr, WEIR_TRANSPLANT_END), 0);
+    assert_int_equal(weir_engine_transplant(a.e, nullptr, WEIR_TRANSPLANT_END), 0); // nothing left to end
+    std::thread t([] { answer(g_deferred.load(), 200, "A deferred"); });
+    t.join();
+    assert_string_equal(read_response(c).body.c_str(), "A deferred");
+    // Pipelined: a held connection would leave before the second.
+    assert_true(send_all(c, get("/after") + get("/after2")));
+    assert_string_equal(read_response(c).body.c_str(), "A /after");
+    assert_string_equal(read_response(c).body.c_str(), "A /after2");
+    Client late = connect_to(a.port);
+    assert_true(send_all(late, get("/new")));
+    assert_string_equal(read_response(late).body.c_str(), "A /new");
+    assert_true(send_all(late, get("/new2")));
+    assert_string_equal(read_response(late).body.c_str(), "A /new2");
+    weir_metrics ma = a.metrics();
+    assert_int_equal(ma.transplant_detached, 0);
+    ledger_balances(ma);
+    assert_int_equal(ma.connections_open, 2);
+    assert_int_equal(b.metrics().connections_open, 0);
+    // A new transplant after the end works as the first did.
+    assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
+    assert_true(send_all(late, get("/moved")));
+    Response moved = read_response(late);
+    assert_true(moved.body.substr(1) == " /moved" && (moved.body[0] == 'A' || moved.body[0] == 'B'));
+    ma = settled(a, 2);
+    assert_int_equal(ma.transplant_detached, 2);
+    ledger_balances(ma);
 }
 
 void test_transplant_misuse(void **) {
@@ -188,7 +261,9 @@ void test_transplant_misuse(void **) {
     assert_int_equal(weir_engine_transplant(a.e, idle, 0), WEIR_E_STATE); // inline, not started
     weir_engine_destroy(idle);
     assert_int_equal(b.start(cfg_for(test_backend(), "B")), 0);
-    assert_int_equal(weir_engine_transplant(a.e, b.e, 1), -EINVAL);
+    assert_int_equal(weir_engine_transplant(a.e, b.e, 2), -EINVAL); // no such flag
+    assert_int_equal(weir_engine_transplant(a.e, a.e, WEIR_TRANSPLANT_END), -EINVAL);
+    assert_int_equal(weir_engine_transplant(nullptr, nullptr, WEIR_TRANSPLANT_END), -EINVAL);
     assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
     assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0); // again to the same target: nothing new
     Server c;
@@ -206,6 +281,7 @@ int main(void) {
         cmocka_unit_test(test_keep_alive_to_uring),
         cmocka_unit_test(test_deferred_answer_moves_after),
         cmocka_unit_test(test_full_target_refuses),
+        cmocka_unit_test(test_end_serves_held_connections_here),
         cmocka_unit_test(test_transplant_misuse),
     };
     return cmocka_run_group_tests_name("transplant", tests, nullptr, nullptr);

@@ -211,6 +211,7 @@ pub const WEIR_CLOSE_SHUTDOWN: u32 = 9;
 pub const WEIR_CLOSE_HANDLER: u32 = 10;
 pub const WEIR_CLOSE_RESOURCE: u32 = 11;
 pub const WEIR_CLOSE_SILENT: u32 = 12;
+pub const WEIR_CLOSE_TRANSPLANT_REFUSED: u32 = 13;
 pub const WEIR_CLOSE_REASONS: usize = 16;
 
 #[repr(C)]
@@ -281,6 +282,7 @@ pub struct weir_request {
 }
 
 pub const WEIR_RESPOND_CLOSE: u32 = 0x1;
+pub const WEIR_TRANSPLANT_END: u32 = 0x1;
 
 /// One answer of a batch given to weir_respond_many.
 #[repr(C)]

@@ -150,8 +150,10 @@ fn constants_match_the_header() {
         WEIR_CLOSE_HANDLER,
         WEIR_CLOSE_RESOURCE,
         WEIR_CLOSE_SILENT,
+        WEIR_CLOSE_TRANSPLANT_REFUSED,
         WEIR_CLOSE_REASONS,
         WEIR_RESPOND_CLOSE,
+        WEIR_TRANSPLANT_END,
         AF_INET,
         AF_INET6,
     ];
