@@ -13,6 +13,8 @@
 
 #include "weir.h"
 
+#include "demo_controller.h"
+
 enum demo_mode { DEMO_INLINE, DEMO_DRIVEN, DEMO_DEFERRED };
 enum demo_app { DEMO_APP_HELLO, DEMO_APP_ECHO };
 
@@ -20,6 +22,10 @@ typedef struct demo_opts {
     weir_config cfg;
     int backend_auto; /* --backend auto: io_uring, else epoll */
     int adaptive;     /* --adaptive: a standby engine on the other backend, SIGWINCH switches */
+    int controller;   /* --adaptive-controller: switch by the load (demo_controller.h) */
+    int controller_tuned;            /* --controller or --controller-interval-ms was given */
+    uint32_t controller_interval_ms; /* one sample of the active engine per interval */
+    ctl_config controller_cfg;       /* --controller, over the defaults */
     char host[64];          /* cfg.host points here */
     enum demo_mode mode;
     enum demo_app app;
@@ -32,6 +38,12 @@ static const char demo_usage[] =
     "                           (default 127.0.0.1:8080)\n"
     "  --adaptive               a standby engine on the other backend shares the port;\n"
     "                           SIGWINCH switches to it (docs/transplant.md)\n"
+    "  --adaptive-controller    with --adaptive: switch by the load, off by default (docs/controller.md)\n"
+    "  --controller-interval-ms N  one sample of the active engine per N ms (default 1000)\n"
+    "  --controller K=N,...     the controller's thresholds, any of (defaults):\n"
+    "                           up_conns=256 up_rps=20000 down_conns=64 down_rps=5000\n"
+    "                           max_error_permille=50 hold=3 cooldown_ms=10000\n"
+    "                           flap_count=3 flap_window_ms=60000 lockout_ms=300000\n"
     "  --backend epoll|uring|auto  (default epoll; auto: io_uring where this kernel\n"
     "                           runs it, else epoll, with the reason logged)\n"
     "  --workers N              event loops; 0 = online CPUs (default 1)\n"
@@ -87,6 +99,38 @@ static int demo_addr(demo_opts *o, const char *s) {
     return 0;
 }
 
+/* "name=N,name=N" over c: the names of CTL_TUNABLES, any subset, any order.
+ * Returns 0, or -1 with *bad at the offending item. */
+static int ctl_config_parse(ctl_config *c, const char *spec, const char **bad) {
+    const char *p = spec;
+    while (*p) {
+        const char *eq = strchr(p, '='), *end = strchr(p, ',');
+        if (!end)
+            end = p + strlen(p);
+        *bad = p;
+        if (!eq || eq > end)
+            return -1;
+        uint64_t *field = NULL;
+#define CTL_KEY(name, def)                                                                                             \
+    if ((size_t)(eq - p) == sizeof #name - 1 && memcmp(p, #name, sizeof #name - 1) == 0)                               \
+        field = &c->name;
+        CTL_TUNABLES(CTL_KEY)
+#undef CTL_KEY
+        uint64_t v = 0;
+        const char *d = eq + 1;
+        if (!field || d == end)
+            return -1;
+        for (; d < end; d++) {
+            if (*d < '0' || *d > '9' || v > (UINT64_MAX - 9) / 10)
+                return -1;
+            v = v * 10 + (uint64_t)(*d - '0');
+        }
+        *field = v;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
 /* Fills o from argv. Returns 0, 1 after --help or --version, -1 after printing the usage. */
 static int demo_parse_args(demo_opts *o, int argc, char **argv) {
     memset(o, 0, sizeof *o);
@@ -97,6 +141,8 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
     o->mode = DEMO_INLINE;
     o->app = DEMO_APP_HELLO;
     o->defer_threads = 4;
+    o->controller_interval_ms = 1000;
+    ctl_config_defaults(&o->controller_cfg);
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
@@ -113,6 +159,10 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
         }
         if (!strcmp(f, "--adaptive")) {
             o->adaptive = 1;
+            continue;
+        }
+        if (!strcmp(f, "--adaptive-controller")) {
+            o->controller = 1;
             continue;
         }
         if (strncmp(f, "--", 2) != 0)
@@ -150,6 +200,16 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 o->app = DEMO_APP_ECHO;
             else
                 return demo_bad("bad --app (want hello or echo)", v);
+        } else if (!strcmp(f, "--controller")) {
+            const char *bad = NULL;
+            if (ctl_config_parse(&o->controller_cfg, v, &bad) != 0)
+                return demo_bad("bad --controller item (want NAME=N, names in --help)", bad);
+            o->controller_tuned = 1;
+        } else if (!strcmp(f, "--controller-interval-ms")) {
+            if (demo_u64(v, 60000, &n) != 0 || n < 10)
+                return demo_bad("bad --controller-interval-ms (want 10 to 60000)", v);
+            o->controller_interval_ms = (uint32_t)n;
+            o->controller_tuned = 1;
         } else if (!strcmp(f, "--max-body")) {
             if (demo_u64(v, UINT64_MAX, &n) != 0)
                 return demo_bad("bad number for --max-body", v);
@@ -184,6 +244,13 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
         return demo_bad("--defer-threads must be at least 1 in deferred mode", "0");
     if (o->adaptive && o->mode == DEMO_DRIVEN)
         return demo_bad("--adaptive runs inline or deferred (its engines run their own loops)", "driven");
+    if (o->controller && !o->adaptive)
+        return demo_bad("--adaptive-controller needs --adaptive", "it switches the standby --adaptive starts");
+    if (o->controller_tuned && !o->controller)
+        return demo_bad("--controller and --controller-interval-ms need --adaptive-controller", "it is off without it");
+    const char *why = ctl_config_check(&o->controller_cfg);
+    if (why)
+        return demo_bad("bad --controller", why);
     o->cfg.host = o->host;
     o->cfg.mode = o->mode == DEMO_DRIVEN ? WEIR_MODE_DRIVEN : WEIR_MODE_INLINE;
     return 0;

@@ -34,6 +34,7 @@
 #include "demo_adaptive.h"
 #include "demo_args.h"
 #include "demo_json.h"
+#include "demo_metrics.h"
 
 #define SHUTDOWN_GRACE_NS (3 * 1000000000LL)
 #define DRIVEN_BATCH 64
@@ -52,10 +53,8 @@ typedef struct driver {
 
 struct demo {
     demo_opts o;
-    weir_engine *e;       /* the active engine */
-    weir_engine *standby; /* --adaptive */
-    uint32_t active_backend, standby_backend;
-    unsigned switches;
+    weir_engine *e; /* the active engine */
+    adaptive ad;    /* --adaptive: the standby, the switch count, the controller */
 
     /* deferred mode: exchanges handed from the loop to the answering pool */
     pthread_mutex_t mu;
@@ -240,60 +239,9 @@ static void print_metrics(demo *d) {
         return;
     }
     printf("metrics begin\n");
-#define F(x) printf("%s %llu\n", #x, (unsigned long long)m.x)
-    F(workers);
-    F(accepted);
-    F(accept_batches);
-    F(accept_owed);
-    F(accept_resource_errors);
-    F(accept_other_errors);
-    F(handoffs);
-    F(handoffs_owed);
-    F(connections_open);
-    F(requests);
-    F(responses);
-    F(parse_errors);
-    F(continues_sent);
-    F(bytes_in);
-    F(bytes_out);
-    F(loop_passes);
-    F(pause_lingers);
-    F(pause_closes);
-    F(pause_aborts);
-    F(pause_defer_clears);
-    F(pause_defer_restores);
-    F(pause_guards);
-    F(pause_setsockopt_errors);
-    F(pause_sysctl_unreadable);
-    F(pause_drain_accepted);
-    F(pause_reopens);
-    F(pause_reopen_errors);
-    printf("backend %s\n", m.backend == WEIR_BACKEND_URING ? "uring" : "epoll");
-    if (m.backend == WEIR_BACKEND_URING) {
-        printf("uring_tier %s\n", weir_uring_tier_name(m.uring_tier));
-        for (unsigned i = 0; i < WEIR_URING_F_COUNT; i++) {
-            uint64_t bit = 1ull << i;
-            if (m.uring_probed & bit)
-                printf("uring_feature.%s %s\n", weir_uring_feature_name(bit), (m.uring_used & bit) ? "used" : "probed");
-        }
-    }
-    F(uring_enters);
-    F(uring_cq_overflows);
-    F(uring_nobufs);
-    F(uring_rearms);
-    F(transplant_detached);
-    F(transplant_adopted);
-    F(transplant_refused);
-    F(transplant_in_flight);
-    F(transplant_received);
-#undef F
-    for (uint32_t i = 0; i < WEIR_CLOSE_REASONS; i++) {
-        const char *name = weir_close_reason_name(i);
-        if (strcmp(name, "unknown") != 0 || m.closes[i] != 0)
-            printf("closes.%s %llu\n", strcmp(name, "unknown") ? name : "unknown", (unsigned long long)m.closes[i]);
-    }
-    if (d->standby)
-        adaptive_print(d->standby, d->active_backend, d->switches);
+    demo_print_engine_metrics(&m);
+    if (d->ad.standby)
+        adaptive_print(&d->ad);
     printf("metrics end\n");
     fflush(stdout);
 }
@@ -391,11 +339,13 @@ static int signal_loop(demo *d, int sfd) {
     for (;;) {
         if (atomic_load(&d->failed))
             return 1;
-        if (poll(p, 2, -1) < 0) {
+        /* With --adaptive-controller the wait ends at the next sample. */
+        if (poll(p, 2, adaptive_timeout(&d->ad)) < 0) {
             if (errno == EINTR)
                 continue;
             return fail("poll", -errno);
         }
+        adaptive_tick(&d->ad, &d->e);
         if (!(p[0].revents & POLLIN))
             continue;
         struct signalfd_siginfo si;
@@ -406,8 +356,8 @@ static int signal_loop(demo *d, int sfd) {
         case SIGINT: return 0;
         case SIGHUP: print_metrics(d); break;
         case SIGWINCH:
-            if (d->standby)
-                adaptive_switch(&d->e, &d->standby, &d->active_backend, &d->standby_backend, &d->switches);
+            if (d->ad.standby)
+                adaptive_switch(&d->ad, &d->e, 0);
             break;
         case SIGUSR1: pause_signal(d->e, 1); break;
         case SIGUSR2: pause_signal(d->e, 0); break;
@@ -463,17 +413,18 @@ int main(int argc, char **argv) {
     }
     if (start_mode(&d) != 0)
         goto stop;
-    d.active_backend = d.o.cfg.backend;
-    if (d.o.adaptive && (rc = adaptive_start(d.e, &d.o.cfg, &d.standby, &d.standby_backend)) < 0) {
+    if (d.o.adaptive && (rc = adaptive_start(&d.ad, d.e, &d.o.cfg)) < 0) {
         fail("--adaptive standby", rc);
         goto stop;
     }
+    if (d.o.controller)
+        adaptive_controller_start(&d.ad, d.e, &d.o.controller_cfg, d.o.controller_interval_ms);
     print_listening(d.e, d.o.host);
 
     exit_code = signal_loop(&d, sfd);
 stop:
-    if (d.standby) {
-        rc = weir_engine_shutdown(d.standby, SHUTDOWN_GRACE_NS);
+    if (d.ad.standby) {
+        rc = weir_engine_shutdown(d.ad.standby, SHUTDOWN_GRACE_NS);
         if (rc < 0 && rc != -ETIMEDOUT)
             fail("shutdown (standby)", rc);
     }
@@ -485,7 +436,7 @@ stop:
     stop_threads(&d);
 out:
     weir_engine_destroy(d.e);
-    weir_engine_destroy(d.standby);
+    weir_engine_destroy(d.ad.standby);
     close(sfd);
     close(d.wake[0]);
     close(d.wake[1]);
