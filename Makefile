@@ -63,7 +63,7 @@ TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.cc=$(B)/obj/%.o)
 EXAMPLE_C := $(sort $(wildcard examples/c/*.c))
 EXAMPLE_BINS := $(patsubst examples/c/%.c,$(B)/bin/%,$(EXAMPLE_C))
 BENCH_SRCS := $(sort $(wildcard bench/*/main.c bench/*/main.cc))
-# The C tools (floor, uring-floor, idle): built by make so a broken one shows
+# The C tools (floor, uring-floor, idle, kaload): built by make so a broken one shows
 # before a bench run; scripts/run-bench still builds its own copies in build/bench.
 BENCH_C_BINS := $(patsubst bench/%/main.c,$(B)/bench/%,$(filter %.c,$(BENCH_SRCS)))
 

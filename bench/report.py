@@ -1,6 +1,7 @@
 """Summaries, ratios, targets and the Markdown report for scripts/run-bench."""
 import statistics
 
+import switch_report
 import uring
 
 LABEL = {"weir": "weir-demo", "weir-uring": "weir-uring", "nginx": "nginx", "floor": "floor",
@@ -354,6 +355,8 @@ def markdown(results, summ, svg_name):
         "make bench                 # full run: rewrites this page (keeping sections other scripts own,",
         "                           # e.g. scripts/bench-go's) and docs/benchmarks.svg",
         "BENCH_QUICK=1 make bench   # smoke run: build/bench/benchmarks-quick.md only",
+        "BENCH_SWITCH=0 make bench  # without the adaptive switch (its section below stays as it is)",
+        "BENCH_PARTS=switch scripts/run-bench   # the adaptive switch alone: build/bench/benchmarks-partial.md",
         "scripts/bench-baseline COMMIT   # weir against weir built from COMMIT (CPU per request ratio):",
         "                                # build/bench/benchmarks-baseline.md only",
         "```",
@@ -363,3 +366,9 @@ def markdown(results, summ, svg_name):
         "",
     ]
     return "\n".join(out)
+
+
+def switch_section(sw):
+    """The page's "Adaptive switch" section (bench/switch_report.py), from
+    results["switch"]."""
+    return switch_report.section(sw)
