@@ -8,12 +8,15 @@
 //     balances; a connection made during A's linger ends on B; a switch
 //     back moves everything to A again; a flap (back inside the linger)
 //     keeps A's listener (a resume of the lingering socket, not a reopen).
+//   metrics during the linger: reads of both engines' metrics while a
+//     weir_engine_pause waits out the linger never take a quarter of it.
 //   aborted switch: a switch whose transplant fails after B was resumed
 //     pauses B again and sends what B took back: no answer comes from B,
 //     B ends holding nothing.
 //   negative arm (resume B and pause A, no transplant): A's keep-alive
 //     connections stay stranded on the paused engine, the loss the
 //     transplant in the switch prevents.
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -114,6 +117,43 @@ void test_flap_keeps_the_listener(void **) {
     balanced(p.b.s);
 }
 
+void test_metrics_answer_during_the_linger(void **) {
+    // celeris once had a Metrics() call blocked for the whole linger. Here a
+    // weir_engine_pause waits out A's 400 ms linger on another thread while
+    // both engines' metrics are read: no read may take a quarter of it.
+    Pair p;
+    p.start(Kind::Sync);
+    assert_true(p.ready());
+    std::vector<Client> cl;
+    for (int i = 0; i < 4; i++)
+        cl.push_back(connect_to(p.a.s.port));
+    round_trip(cl, "/one", 'A');
+    assert_int_equal(weir_engine_switch(p.a.s.e, p.b.s.e), 0);
+    int64_t t0 = now_ms(), paused_at = 0;
+    std::thread waiter([&] {
+        weir_engine_pause(p.a.s.e);
+        paused_at = now_ms();
+    });
+    int64_t worst = 0;
+    int reads = 0;
+    while (now_ms() - t0 < 300) {
+        for (Server *s : {&p.a.s, &p.b.s}) {
+            int64_t b = now_ms();
+            weir_metrics m = s->metrics();
+            (void)m;
+            worst = std::max(worst, now_ms() - b);
+            reads++;
+        }
+        sleep_ms(1);
+    }
+    waiter.join();
+    assert_true(paused_at - t0 >= 300); // the reads were made inside the linger
+    assert_true(reads >= 100);
+    assert_true(worst < 100);
+    assert_int_equal(round_trip(cl, "/two", 'B'), 4);
+    balanced(p.a.s);
+}
+
 void test_without_transplant_clients_are_stranded(void **) {
     // The arm that must lose: the switch's pause and resume alone.
     Pair p;
@@ -184,6 +224,7 @@ int main(void) {
         cmocka_unit_test(test_switch_there_and_back_driven),
         cmocka_unit_test(test_aborted_switch_drains_the_standby),
         cmocka_unit_test(test_flap_keeps_the_listener),
+        cmocka_unit_test(test_metrics_answer_during_the_linger),
         cmocka_unit_test(test_without_transplant_clients_are_stranded),
         cmocka_unit_test(test_switch_misuse),
     };

@@ -12,12 +12,26 @@
 //     same eight with the linger are all served (its positive twin). The
 //     silent clients hide in A's SYN-RECV queue behind TCP_DEFER_ACCEPT
 //     (docs/pause.md), and only the linger lets them out.
+// The binary runs in a private network namespace (main, before any thread),
+// so it may set net.ipv4.tcp_migrate_req there. The churn test sets it to 1:
+// a handshake that completes in the microseconds between the closing
+// drain's last accept and the listener's close() is otherwise reset by the
+// kernel (no listener code can reach it; measured: 2 such resets in 40 runs
+// of 20 switches, all at the linger's end). With it the kernel moves that
+// handshake to the listener still open, and the test can demand 0. The two
+// arms run with it at 0, the kernel's default, which the linger is for.
+#include <fcntl.h>
+#include <net/if.h>
 #include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <random>
 #include <string>
@@ -31,12 +45,59 @@ using namespace switchtest;
 
 namespace {
 
+std::string g_no_private_net; // why the namespace could not be made; "" when it was
+
+void enter_private_net() {
+    if (::unshare(CLONE_NEWNET) < 0) {
+        g_no_private_net = std::string("unshare(CLONE_NEWNET): ") + strerror(errno);
+        return;
+    }
+    int s = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ifreq ifr{};
+    std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+    if (s < 0 || ::ioctl(s, SIOCGIFFLAGS, &ifr) < 0 || (ifr.ifr_flags |= IFF_UP, ::ioctl(s, SIOCSIFFLAGS, &ifr) < 0))
+        g_no_private_net = std::string("cannot bring up lo in the new namespace: ") + strerror(errno);
+    if (s >= 0)
+        ::close(s);
+}
+
+// net.ipv4.tcp_migrate_req of this (private) namespace.
+bool set_migrate_req(int v) {
+    int fd = ::open("/proc/sys/net/ipv4/tcp_migrate_req", O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char b[2] = {static_cast<char>('0' + v), '\n'};
+    bool ok = ::write(fd, b, 2) == 2;
+    ::close(fd);
+    return ok;
+}
+
+void need_private_net() {
+    if (!g_no_private_net.empty()) {
+        print_message("skipped: %s\n", g_no_private_net.c_str());
+        skip();
+    }
+}
+
+// When the last switch began (ms), so a failure says where it fell.
+std::atomic<int64_t> g_switch_at{0};
+
 struct Tally {
+    const char *kind;
     std::atomic<uint64_t> ok{0}, failed{0}, resets{0};
-    void count(bool good, bool reset) {
+    std::mutex mu;
+    std::vector<std::string> notes; // the first failures, described
+    explicit Tally(const char *k) : kind(k) {}
+    void count(bool good, bool reset, const std::string &what = "") {
         (good ? ok : failed)++;
         if (reset)
             resets++;
+        if (!good) {
+            std::lock_guard<std::mutex> g(mu);
+            if (notes.size() < 8)
+                notes.push_back(std::string(kind) + ": " + what + (reset ? " (reset)" : "") + ", " +
+                                std::to_string(now_ms() - g_switch_at.load()) + " ms after a switch began");
+        }
     }
 };
 
@@ -47,17 +108,24 @@ bool was_reset(Client &c) {
 }
 
 // One request on c; true when answered 200 with the path in the body.
-bool ask(Client &c, const std::string &path, bool *reset, const std::string &extra = "") {
+bool ask(Client &c, const std::string &path, bool *reset, const std::string &extra = "", std::string *what = nullptr) {
     *reset = false;
-    if (c.fd < 0)
+    std::string sink;
+    std::string &w = what ? *what : sink;
+    if (c.fd < 0) {
+        w = "connect failed";
         return false;
+    }
     if (!send_all(c, get(path, extra))) {
         *reset = errno == ECONNRESET || errno == EPIPE;
+        w = std::string("send: ") + strerror(errno);
         return false;
     }
     Response r = read_response(c, 3000);
     if (r.status != 200 || r.body.size() < path.size() + 2 || r.body.compare(2, std::string::npos, path) != 0) {
         *reset = was_reset(c);
+        w = "status " + std::to_string(r.status) + " body '" + r.body + "' buffered " + std::to_string(c.buf.size()) +
+            " (" + strerror(errno) + ")";
         return false;
     }
     return true;
@@ -78,12 +146,14 @@ struct Silent {
 };
 
 void test_churn_across_twenty_switches(void **) {
+    need_private_net();
+    assert_true(set_migrate_req(1));
     Pair p;
     p.start(Kind::Sync, 1200);
     assert_true(p.ready());
     const uint16_t port = p.a.s.port;
     std::atomic<bool> stop{false};
-    Tally ka, churn, silent;
+    Tally ka("keep-alive"), churn("churn"), silent("silent");
     std::atomic<uint64_t> churn_fins{0};
 
     std::vector<Client> kac;
@@ -98,7 +168,8 @@ void test_churn_across_twenty_switches(void **) {
             for (auto &c : kac) {
                 Response r = read_response(c, 3000);
                 bool good = r.status == 200 && r.body.size() > 2 && r.body.compare(2, std::string::npos, path) == 0;
-                ka.count(good, !good && was_reset(c));
+                ka.count(good, !good && was_reset(c),
+                         good ? "" : path + ": status " + std::to_string(r.status) + " body '" + r.body + "'");
             }
         }
     });
@@ -114,10 +185,11 @@ void test_churn_across_twenty_switches(void **) {
                 waiting.push_back({std::move(c), now_ms() + 300 + static_cast<int64_t>(rng() % 1000)});
             } else {
                 bool reset = false;
-                bool good = ask(c, "/churn", &reset, "Connection: close\r\n");
+                std::string what;
+                bool good = ask(c, "/churn", &reset, "Connection: close\r\n", &what);
                 if (good && ends_with_fin(c))
                     churn_fins++;
-                churn.count(good, reset);
+                churn.count(good, reset, what);
             }
             sleep_ms(4);
         }
@@ -142,13 +214,16 @@ void test_churn_across_twenty_switches(void **) {
                 continue;
             }
             bool reset = false;
-            silent.count(ask(s.c, "/silent", &reset), reset);
+            std::string what;
+            bool good = ask(s.c, "/silent", &reset, "", &what);
+            silent.count(good, reset, what);
         }
     });
 
     Server *from = &p.a.s, *to = &p.b.s;
     for (int i = 0; i < 20; i++) {
         sleep_ms(150);
+        g_switch_at = now_ms();
         assert_int_equal(weir_engine_switch(from->e, to->e), 0);
         assert_int_equal(weir_engine_pause(from->e), 0); // the linger, then the listener closes
         std::swap(from, to);
@@ -161,6 +236,9 @@ void test_churn_across_twenty_switches(void **) {
 
     print_message("keep-alive %llu ok, churn %llu ok, silent %llu ok\n", (unsigned long long)ka.ok.load(),
                   (unsigned long long)churn.ok.load(), (unsigned long long)silent.ok.load());
+    for (Tally *t : {&ka, &churn, &silent})
+        for (const std::string &n : t->notes)
+            print_message("failed: %s\n", n.c_str());
     for (Tally *t : {&ka, &churn, &silent}) {
         assert_int_equal(t->failed.load(), 0);
         assert_int_equal(t->resets.load(), 0);
@@ -182,6 +260,8 @@ void test_churn_across_twenty_switches(void **) {
 
 // Eight silent clients of A, a switch 300 ms later: how many are served.
 int silent_served(uint32_t linger_ms) {
+    need_private_net();
+    assert_true(set_migrate_req(0)); // the kernel's default: the linger is what saves them
     Pair p;
     p.start(Kind::Sync, linger_ms);
     assert_true(p.ready());
@@ -213,6 +293,7 @@ void test_silent_clients_reset_without_the_linger(void **) {
 } // namespace
 
 int main(void) {
+    enter_private_net(); // before any thread: the threads made later live in it
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_churn_across_twenty_switches),
         cmocka_unit_test(test_silent_clients_served_with_the_linger),
