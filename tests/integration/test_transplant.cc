@@ -7,6 +7,9 @@
 //     a client's pipelined requests sent right after the call are answered
 //     in order, each once (those A parsed before its hold by A); a client
 //     that connects to A after the call ends on B too; A counts no close.
+//   - pipelined carryover: a GET, a POST of 12,000 bytes and a GET sent in
+//     one write while the connection is held (its deferred answer out): once
+//     answered it moves, and B echoes the body byte for byte, in order.
 //   - a deferred answer outstanding at the call: the connection stays on A
 //     until it is answered (the answer reaches the client), then moves.
 //   - a target over max_connections refuses: it gives the images back, A
@@ -43,6 +46,10 @@ void handler(void *user, weir_exchange *ex) {
     if (path == "/defer") {
         weir_defer(ex);
         g_deferred = ex;
+        return;
+    }
+    if (path == "/echo") {
+        answer(ex, 200, std::string(r->body.ptr, r->body.len));
         return;
     }
     answer(ex, 200, std::string(static_cast<const char *>(user)) + " " + path);
@@ -131,6 +138,52 @@ void keep_alive_moves(uint32_t target) {
 
 void test_keep_alive_to_epoll(void **) { keep_alive_moves(WEIR_BACKEND_EPOLL); }
 void test_keep_alive_to_uring(void **) { keep_alive_moves(WEIR_BACKEND_URING); }
+
+// A request body in the carried-over bytes arrives byte for byte. The
+// client's /defer is outstanding at the call, so its connection stays; then
+// one write brings a GET, a POST of 12,000 bytes of every byte value and a
+// GET, which the held connection must not parse (on io_uring its recv has
+// already taken them: they leave in the image; on epoll they wait in the
+// socket). The answer lets it reach its boundary and move: B must echo the
+// body exactly and answer in order.
+void carryover_identical(uint32_t target) {
+    Server a, b;
+    assert_int_equal(a.start(cfg_for(test_backend(), "A")), 0);
+    assert_int_equal(b.start(cfg_for(target, "B")), 0);
+    std::string body(12000, '\0');
+    for (size_t i = 0; i < body.size(); i++)
+        body[i] = static_cast<char>((i * 131 + i / 256) & 0xff);
+    g_deferred = nullptr;
+    Client c = connect_to(a.port);
+    assert_true(send_all(c, get("/defer")));
+    int64_t until = now_ms() + 3000;
+    while (!g_deferred.load() && now_ms() < until)
+        sleep_ms(1);
+    assert_non_null(g_deferred.load());
+    assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
+    sleep_ms(30); // A has acted on the call: the connection is held
+    std::string post = "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(body.size()) +
+                       "\r\n\r\n" + body;
+    assert_true(send_all(c, get("/one") + post + get("/two")));
+    sleep_ms(30);
+    assert_int_equal(a.metrics().transplant_detached, 0);
+    std::thread t([] { answer(g_deferred.load(), 200, "A deferred"); });
+    t.join();
+    assert_string_equal(read_response(c).body.c_str(), "A deferred");
+    assert_string_equal(read_response(c).body.c_str(), "B /one");
+    Response echo = read_response(c);
+    assert_int_equal(echo.status, 200);
+    assert_int_equal(echo.body.size(), body.size());
+    assert_true(echo.body == body);
+    assert_string_equal(read_response(c).body.c_str(), "B /two");
+    weir_metrics ma = settled(a, 1);
+    assert_int_equal(ma.transplant_detached, 1);
+    ledger_balances(ma);
+    assert_int_equal(b.metrics().connections_open, 1);
+}
+
+void test_carryover_identical_to_epoll(void **) { carryover_identical(WEIR_BACKEND_EPOLL); }
+void test_carryover_identical_to_uring(void **) { carryover_identical(WEIR_BACKEND_URING); }
 
 void test_deferred_answer_moves_after(void **) {
     Server a, b;
@@ -279,6 +332,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keep_alive_to_epoll),
         cmocka_unit_test(test_keep_alive_to_uring),
+        cmocka_unit_test(test_carryover_identical_to_epoll),
+        cmocka_unit_test(test_carryover_identical_to_uring),
         cmocka_unit_test(test_deferred_answer_moves_after),
         cmocka_unit_test(test_full_target_refuses),
         cmocka_unit_test(test_end_serves_held_connections_here),
