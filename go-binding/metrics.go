@@ -57,6 +57,11 @@ type Metrics struct {
 	TransplantInFlight uint64
 	TransplantReceived uint64
 
+	// Lingering closes (docs/engine.md): closes that sent FIN and then read
+	// until the peer's FIN or a bound; Cuts ended by the bound.
+	CloseLingers    uint64
+	CloseLingerCuts uint64
+
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
 	DirectResponds uint64 // weir_respond crossings of their own (async handlers, large inline bodies)
@@ -132,6 +137,8 @@ func (e *Engine) Metrics() Metrics {
 			m.TransplantRefused = uint64(cm.transplant_refused)
 			m.TransplantInFlight = uint64(cm.transplant_in_flight)
 			m.TransplantReceived = uint64(cm.transplant_received)
+			m.CloseLingers = uint64(cm.close_lingers)
+			m.CloseLingerCuts = uint64(cm.close_linger_cuts)
 		}
 	}
 	e.life.RUnlock()

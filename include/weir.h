@@ -481,6 +481,13 @@ typedef struct weir_metrics {
     uint64_t transplant_refused;     /* of those, refused by the target and closed    */
     uint64_t transplant_in_flight;   /* of those, not yet admitted or refused         */
     uint64_t transplant_received;    /* connections this engine adopted from others   */
+    /* Lingering closes (docs/engine.md): a close while the peer may still be
+     * sending (an error answer, a timeout, or Connection: close / a handler's
+     * close with bytes past the request) sends FIN, then reads and discards
+     * until the peer's FIN, 5 s or 8 MiB, so the last answer is not destroyed
+     * by the reset a close with unread input draws. */
+    uint64_t close_lingers;          /* closes that lingered                          */
+    uint64_t close_linger_cuts;      /* of those, ended by a bound, not the peer's FIN */
 } weir_metrics;
 
 /* weir_metrics.uring_tier: how the rings run (docs/uring.md). */

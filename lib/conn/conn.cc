@@ -140,6 +140,8 @@ void Conn::drop_unanswered() {
 // The answer just queued is the last one: drop whatever came after it.
 void Conn::finish(uint32_t reason) {
     State &s = *st_;
+    if (s.end > s.parse_pos || s.phase != kHead || s.parse_seq != s.write_seq)
+        flags_ |= kMoreInput; // bytes, a body or requests past the closing answer
     if (!(flags_ & kClosing))
         close_reason_ = reason;
     flags_ |= kClosing | kNoMore | kFinal;
@@ -191,6 +193,8 @@ size_t Conn::output_pending() const {
         return 0;
     return st_->out.pending();
 }
+
+bool Conn::peer_sent_more() const { return (flags_ & kMoreInput) || (st_ && st_->end > st_->parse_pos); }
 
 void Conn::close(uint32_t reason) {
     if (!(flags_ & kClosing)) {

@@ -139,6 +139,9 @@ class Conn {
     // Returns the lend: n bytes of it were written (0 after an error).
     void on_written(size_t n);
     size_t output_pending() const;
+    // The peer sent past what was answered: bytes read and not parsed, or a
+    // closing answer that left a body or requests behind.
+    bool peer_sent_more() const;
 
     // ---- timeouts
     // The header deadline passed: a head that had started is answered 408

@@ -30,6 +30,7 @@ enum ConnFlag : uint16_t {
     kLentOut = 64,   // output_iov() is lent to a writer
     kHeld = 128,     // parse nothing new: heading for a boundary to detach at
     kGotBytes = 256, // a byte has arrived at some point (not a silent connection)
+    kMoreInput = 512, // the closing answer left input behind: the peer sent past it
 };
 
 // Bodies need room for their head too; the head is bounded by the parser limits.

@@ -227,6 +227,8 @@ void Engine::metrics(weir_metrics *out) const {
     full.transplant_refused = ledger_->refused.load(std::memory_order_acquire);
     uint64_t settled = full.transplant_adopted + full.transplant_refused;
     full.transplant_in_flight = full.transplant_detached > settled ? full.transplant_detached - settled : 0;
+    full.close_lingers = reaper_.lingers();
+    full.close_linger_cuts = reaper_.cuts();
     full.size = out->size;
     std::memcpy(out, &full, out->size < sizeof full ? out->size : sizeof full);
 }

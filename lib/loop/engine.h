@@ -16,6 +16,7 @@
 
 #include "conn/conn.h"
 #include "loop/port.h"
+#include "loop/reaper.h"
 #include "loop/worker.h"
 #include "weir.h"
 
@@ -43,6 +44,8 @@ class Engine {
     // it goes); connections it held parse on here.
     void end_transplant(Engine *into);
     const std::shared_ptr<Ledger> &ledger() const { return ledger_; }
+    // Lingering closes (reaper.h). Any thread.
+    Reaper &reaper() { return reaper_; }
 
     // The accept pause (engine_pause.cc, DESIGN.md §5). Any thread.
     int begin_pause();
@@ -85,6 +88,7 @@ class Engine {
     std::atomic<int64_t> grace_deadline_ms_{INT64_MAX};
     std::atomic<uint64_t> next_id_{0};
     std::shared_ptr<Ledger> ledger_ = std::make_shared<Ledger>();
+    Reaper reaper_;
     std::atomic<Engine *> transplanting_to_{nullptr};
     std::atomic<uint32_t> logged_{0};
     std::mutex mu_;

@@ -47,6 +47,7 @@ struct LingerHooks {
     std::atomic<bool> skip_guard{false};     // N3: never raise TCP_SYNCNT
     std::atomic<const char *> sysctl_path{nullptr}; // read this file instead of /proc/sys/...
     std::atomic<bool> skip_error_drain{false}; // no FIN-and-drain before closing after an error answer
+    std::atomic<bool> skip_close_linger{false}; // close at once, as before the lingering close (its arm)
     std::atomic<void (*)(uint32_t worker, LingerEvent ev)> on_event{nullptr};
     std::atomic<void (*)(int fd)> on_accept{nullptr}; // every accepted fd, before it is served
 

@@ -228,6 +228,7 @@ class Worker {
     // worker_conns.cc
     void admit(ConnImage &img);
     void close_conn(Slot &s, uint32_t reason);
+    void close_lingering(Slot &s, bool unread);
     void close_all(uint32_t reason);
     void unlink_live(Slot &s);
     void let_go(Slot &s);

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -21,6 +22,26 @@ namespace {
 // read rather than destroyed by a reset.
 bool lingering(uint32_t reason) {
     return reason == WEIR_CLOSE_BAD_REQUEST || reason == WEIR_CLOSE_HEADER_TIMEOUT || reason == WEIR_CLOSE_SILENT;
+}
+
+// Closes the server chose after a complete answer: the peer may have sent
+// past the request that asked for the close (pipelined, or a body).
+bool chosen(uint32_t reason) { return reason == WEIR_CLOSE_NOT_KEEP_ALIVE || reason == WEIR_CLOSE_HANDLER; }
+
+// FIN, then discards what already arrived. Returns whether the peer's FIN
+// (or an error) came too, and adds the bytes discarded to *got.
+bool fin_and_read(int fd, size_t *got) {
+    ::shutdown(fd, SHUT_WR);
+    char sink[4096];
+    for (int i = 0; i < 16; i++) {
+        ssize_t n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+        if (n > 0) {
+            *got += static_cast<size_t>(n);
+            continue;
+        }
+        return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR));
+    }
+    return false;
 }
 
 } // namespace
@@ -184,10 +205,30 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
     metrics.close(reason);
     if (reason == WEIR_CLOSE_RESOURCE) // whatever ran out first for it was logged already, or is now
         log_once(LOG_NO_MEMORY, "out of memory or buffers for a connection; connection closed");
-    bool drain = lingering(reason) && !s.broken && !linger_hooks().skip_error_drain.load();
-    port_->close(s, drain);
+    bool error = lingering(reason) && !s.broken && !linger_hooks().skip_error_drain.load();
+    bool unread = s.conn().peer_sent_more();
+    if (!linger_hooks().skip_close_linger.load() && !s.broken && (error || (chosen(reason) && unread)))
+        close_lingering(s, unread);
+    else
+        port_->close(s, error);
     s.conn().on_closed();
     let_go(s);
+}
+
+// A close with the peer perhaps still sending (engine's Reaper, reaper.h):
+// the port lets go of the socket (epoll stops watching it, io_uring cancels
+// its recv and drops what it parked), the FIN leaves, and what arrived is
+// discarded. A peer that already closed, or that sent nothing past the
+// request and nothing since, is closed now; one that is sending lingers in
+// the reaper until its own FIN or a bound.
+void Worker::close_lingering(Slot &s, bool unread) {
+    int fd = s.fd;
+    port_->release(s);
+    size_t got = 0;
+    bool done = fin_and_read(fd, &got);
+    if (!done && (unread || got > 0) && engine_.reaper().take(fd))
+        return;
+    ::close(fd);
 }
 
 // The worker no longer owns s's socket (closed, or released into an image):

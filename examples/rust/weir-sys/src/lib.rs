@@ -259,6 +259,8 @@ pub struct weir_metrics {
     pub transplant_refused: u64,
     pub transplant_in_flight: u64,
     pub transplant_received: u64,
+    pub close_lingers: u64,
+    pub close_linger_cuts: u64,
 }
 
 #[repr(C)]
