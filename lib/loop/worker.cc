@@ -146,14 +146,23 @@ void Worker::door_ready() {
         run_doors(); // the mutant: a batch before the events after this one
 }
 
+// A store-load pair on each side (Dekker's pattern): the waker pushes, then
+// reads-and-sets wake_pending_; the woken worker clears wake_pending_, then
+// reads the queues. Either the worker sees the push, or the waker sees the
+// flag cleared and wakes it again. The C++ model orders a store before a
+// later load of another variable only through seq_cst fences on both sides
+// (a seq_cst store followed by an acquire load may be reordered), hence the
+// two fences; on x86 and ARMv8 the locked exchange already was one.
 void Worker::woken() {
-    wake_pending_.store(false);
+    wake_pending_.store(false, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     if (!handoffs_.empty())
         handoff_door_.ready = true;
 }
 
 void Worker::wake() {
-    if (!wake_pending_.exchange(true))
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!wake_pending_.exchange(true, std::memory_order_relaxed))
         port_->wake();
 }
 
