@@ -15,8 +15,6 @@
 //     (close_lingers 0), the client sees EOF.
 //   bound: a client that never stops sending is cut after kLingerBytes
 //     (close_linger_cuts), having read its answer first.
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -42,24 +40,6 @@ void handler(void *, weir_exchange *ex) {
     std::string path = str(weir_exchange_request(ex)->path);
     uint32_t flags = path == "/big-close" ? WEIR_RESPOND_CLOSE : 0;
     answer(ex, 200, std::string(path == "/small" ? 100 : kAnswer, 'b'), flags);
-}
-
-// A client with a small receive buffer, set before the handshake so the
-// window the server sees stays small.
-int small_client(uint16_t port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int rcv = 8192, one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof rcv);
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) < 0) {
-        ::close(fd);
-        return -1;
-    }
-    return fd;
 }
 
 struct Seen {
@@ -113,8 +93,9 @@ Run run(const std::string &path, const std::string &extra, bool linger) {
     Run r;
     Server s;
     assert_int_equal(s.start(config(1, WEIR_MODE_INLINE, handler, nullptr)), 0);
-    int fd = small_client(s.port);
-    assert_true(fd >= 0);
+    Client c = connect_to(s.port, 8192); // small: the server's window stays small
+    assert_true(c.fd >= 0);
+    int fd = c.fd;
     std::string bytes = get(path, extra) + std::string(200 * 1024, 'j');
     std::atomic<int> send_errno{-1};
     std::thread sender([&] {
@@ -134,7 +115,6 @@ Run run(const std::string &path, const std::string &extra, bool linger) {
     r.seen = read_slowly(fd);
     ::shutdown(fd, SHUT_RDWR); // a sender still blocked returns
     sender.join();
-    ::close(fd);
     r.send_errno = send_errno.load();
     sleep_ms(50);
     r.m = s.metrics();

@@ -44,6 +44,15 @@ int round_trip(std::vector<Client> &cl, const std::string &path, char who) {
     return n;
 }
 
+// n keep-alive clients of A, each answered once by A.
+std::vector<Client> served_by_a(Pair &p, int n) {
+    std::vector<Client> cl;
+    for (int i = 0; i < n; i++)
+        cl.push_back(connect_to(p.a.s.port));
+    assert_int_equal(round_trip(cl, "/one", 'A'), n);
+    return cl;
+}
+
 void balanced(Server &s) {
     weir_metrics m = settle(s);
     assert_int_equal(m.transplant_detached, m.transplant_adopted + m.transplant_refused);
@@ -98,10 +107,7 @@ void test_flap_keeps_the_listener(void **) {
     Pair p;
     p.start(Kind::Sync);
     assert_true(p.ready());
-    std::vector<Client> cl;
-    for (int i = 0; i < 4; i++)
-        cl.push_back(connect_to(p.a.s.port));
-    round_trip(cl, "/one", 'A');
+    std::vector<Client> cl = served_by_a(p, 4);
     weir_metrics m0 = p.a.s.metrics();
     assert_int_equal(weir_engine_switch(p.a.s.e, p.b.s.e), 0);
     sleep_ms(50); // inside A's 400 ms linger
@@ -124,10 +130,7 @@ void test_metrics_answer_during_the_linger(void **) {
     Pair p;
     p.start(Kind::Sync);
     assert_true(p.ready());
-    std::vector<Client> cl;
-    for (int i = 0; i < 4; i++)
-        cl.push_back(connect_to(p.a.s.port));
-    round_trip(cl, "/one", 'A');
+    std::vector<Client> cl = served_by_a(p, 4);
     assert_int_equal(weir_engine_switch(p.a.s.e, p.b.s.e), 0);
     int64_t t0 = now_ms(), paused_at = 0;
     std::thread waiter([&] {
@@ -159,10 +162,7 @@ void test_without_transplant_clients_are_stranded(void **) {
     Pair p;
     p.start(Kind::Sync);
     assert_true(p.ready());
-    std::vector<Client> cl;
-    for (int i = 0; i < 8; i++)
-        cl.push_back(connect_to(p.a.s.port));
-    round_trip(cl, "/one", 'A');
+    std::vector<Client> cl = served_by_a(p, 8);
     assert_int_equal(weir_engine_resume(p.b.s.e), 0);
     assert_int_equal(weir_engine_pause(p.a.s.e), 0);
     assert_int_equal(round_trip(cl, "/two", 'A'), 8); // still on the paused engine

@@ -72,6 +72,18 @@ weir_metrics settled(Server &a, uint64_t detached) {
     return m;
 }
 
+// A client of port whose GET /defer the handler has deferred (g_deferred).
+Client deferred_client(uint16_t port) {
+    g_deferred = nullptr;
+    Client c = connect_to(port);
+    assert_true(send_all(c, get("/defer")));
+    int64_t until = now_ms() + 3000;
+    while (!g_deferred.load() && now_ms() < until)
+        sleep_ms(1);
+    assert_non_null(g_deferred.load());
+    return c;
+}
+
 void ledger_balances(const weir_metrics &m) {
     assert_int_equal(m.transplant_detached, m.transplant_adopted + m.transplant_refused + m.transplant_in_flight);
     assert_int_equal(m.transplant_in_flight, 0);
@@ -153,13 +165,7 @@ void carryover_identical(uint32_t target) {
     std::string body(12000, '\0');
     for (size_t i = 0; i < body.size(); i++)
         body[i] = static_cast<char>((i * 131 + i / 256) & 0xff);
-    g_deferred = nullptr;
-    Client c = connect_to(a.port);
-    assert_true(send_all(c, get("/defer")));
-    int64_t until = now_ms() + 3000;
-    while (!g_deferred.load() && now_ms() < until)
-        sleep_ms(1);
-    assert_non_null(g_deferred.load());
+    Client c = deferred_client(a.port);
     assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
     sleep_ms(30); // A has acted on the call: the connection is held
     std::string post = "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(body.size()) +
@@ -191,13 +197,7 @@ void test_deferred_answer_moves_after(void **) {
     assert_int_equal(b.start(cfg_for(test_backend() == WEIR_BACKEND_URING ? WEIR_BACKEND_EPOLL : WEIR_BACKEND_URING,
                                      "B")),
                      0);
-    g_deferred = nullptr;
-    Client c = connect_to(a.port);
-    assert_true(send_all(c, get("/defer")));
-    int64_t until = now_ms() + 3000;
-    while (!g_deferred.load() && now_ms() < until)
-        sleep_ms(1);
-    assert_non_null(g_deferred.load());
+    Client c = deferred_client(a.port);
     assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
     sleep_ms(100);
     assert_int_equal(a.metrics().transplant_detached, 0); // its answer is still out: it stays
@@ -262,13 +262,7 @@ void test_end_serves_held_connections_here(void **) {
     Server a, b;
     assert_int_equal(a.start(cfg_for(test_backend(), "A")), 0);
     assert_int_equal(b.start(cfg_for(test_backend(), "B")), 0);
-    g_deferred = nullptr;
-    Client c = connect_to(a.port);
-    assert_true(send_all(c, get("/defer")));
-    int64_t until = now_ms() + 3000;
-    while (!g_deferred.load() && now_ms() < until)
-        sleep_ms(1);
-    assert_non_null(g_deferred.load());
+    Client c = deferred_client(a.port);
     assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
     sleep_ms(50); // A's worker holds the connection for the move
     assert_int_equal(weir_engine_transplant(a.e, nullptr, WEIR_TRANSPLANT_END), 0);

@@ -46,10 +46,12 @@ void Client::close() {
     fd = -1;
 }
 
-Client connect_to(uint16_t port) {
+Client connect_to(uint16_t port, int rcvbuf) {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return Client();
+    if (rcvbuf > 0)
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_port = htons(port);

@@ -37,8 +37,9 @@ struct Response {
     std::string header(const char *name) const; // first value, "" when absent
 };
 
-// Connects to port on 127.0.0.1 (blocking, with a 5 s receive timeout).
-Client connect_to(uint16_t port);
+// Connects to port on 127.0.0.1 (blocking, with a 5 s receive timeout); a
+// rcvbuf > 0 is set as SO_RCVBUF before the handshake (the window it offers).
+Client connect_to(uint16_t port, int rcvbuf = 0);
 // Sends everything; false on error.
 bool send_all(Client &c, const std::string &bytes);
 // Takes one complete response out of c.buf without reading (status 0 when
