@@ -176,6 +176,12 @@ void Worker::admit(ConnImage &img) {
         return;
     }
     dispatch(s); // requests the image's bytes held
+    if (stop_begun_) {
+        // Admitted after begin_stop asked every connection to finish (a
+        // sibling's hand-off or a transplant that raced the shutdown): the
+        // same rule, or it would hold the shutdown until its grace ran out.
+        s.conn().close(WEIR_CLOSE_SHUTDOWN);
+    }
     // Settled as soon as its handlers returned: inside a door's batch its
     // answer leaves now, not when the batch ends (DESIGN.md §4).
     settle_now(s);
