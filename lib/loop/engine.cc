@@ -116,7 +116,7 @@ int Engine::listen() {
         int fd = workers_[i]->open_listener(a, addr_len_, opt);
         if (fd < 0) {
             for (uint32_t j = 0; j < i; j++)
-                workers_[j]->listener_.close_now();
+                workers_[j]->drop_listener();
             return fd;
         }
         if (i == 0) {
@@ -124,7 +124,7 @@ int Engine::listen() {
             socklen_t len = sizeof a;
             if (::getsockname(fd, reinterpret_cast<sockaddr *>(&a), &len) < 0) {
                 int rc = -errno;
-                workers_[0]->listener_.close_now();
+                workers_[0]->drop_listener();
                 return rc;
             }
             addr_ = a;

@@ -73,6 +73,17 @@ int Worker::open_listener(const sockaddr_storage &addr, socklen_t len, const Lis
     return fd;
 }
 
+// A listen that failed on a later worker: this one's listener goes too, and
+// the worker is as it was before listen (weir_worker_poll says WEIR_E_STATE;
+// no door is left ready, which would make every wait return at once).
+void Worker::drop_listener() {
+    if (listener_.fd >= 0)
+        port_->unlisten(listener_.fd);
+    listener_.close_now();
+    set_listener_state(ListenerState::None);
+    door_clear(listen_door_);
+}
+
 bool Worker::owner_thread() const { return owner_.load(std::memory_order_relaxed) == thread_token(); }
 void Worker::take_ownership() { owner_.store(thread_token(), std::memory_order_relaxed); }
 

@@ -133,6 +133,7 @@ class Worker {
     // Control thread, before the loop runs.
     int init();
     int open_listener(const sockaddr_storage &addr, socklen_t len, const ListenOptions &opt);
+    void drop_listener();
 
     // The inline thread's body: passes until the worker finishes.
     void run();
