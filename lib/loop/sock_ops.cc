@@ -25,12 +25,17 @@ Take accept_now(int listen_fd, Accepted &out) {
     return take_for_errno(out.error);
 }
 
-void fin_and_drain(int fd) {
+bool fin_and_drain(int fd, int max_reads, size_t *got) {
     ::shutdown(fd, SHUT_WR);
     char sink[4096];
-    for (int i = 0; i < 64; i++)
-        if (::recv(fd, sink, sizeof sink, MSG_DONTWAIT) <= 0)
-            break;
+    for (int i = 0; i < max_reads; i++) {
+        ssize_t n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+        if (n <= 0)
+            return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR));
+        if (got)
+            *got += static_cast<size_t>(n);
+    }
+    return false;
 }
 
 } // namespace weir

@@ -1,6 +1,8 @@
 // Socket steps every backend takes the same way, whatever reports them.
 #pragma once
 
+#include <cstddef>
+
 #include "loop/doors.h"
 #include "loop/port.h"
 
@@ -16,8 +18,10 @@ Take take_for_errno(int e);
 Take accept_now(int listen_fd, Accepted &out);
 
 // Before a close after which the peer may still be sending: FIN first, then
-// discard what already arrived (bounded: later bytes still draw a reset,
-// but the answer and the FIN lead them).
-void fin_and_drain(int fd);
+// discard what already arrived, at most max_reads reads of 4 KiB (bounded:
+// later bytes still draw a reset, but the answer and the FIN lead them).
+// Returns whether the peer's FIN (or an error) came too; adds the bytes
+// discarded to *got when given.
+bool fin_and_drain(int fd, int max_reads = 64, size_t *got = nullptr);
 
 } // namespace weir

@@ -5,12 +5,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
 #include "loop/engine.h"
 #include "loop/linger.h"
+#include "loop/sock_ops.h"
 #include "loop/worker.h"
 
 namespace weir {
@@ -27,22 +27,6 @@ bool lingering(uint32_t reason) {
 // Closes the server chose after a complete answer: the peer may have sent
 // past the request that asked for the close (pipelined, or a body).
 bool chosen(uint32_t reason) { return reason == WEIR_CLOSE_NOT_KEEP_ALIVE || reason == WEIR_CLOSE_HANDLER; }
-
-// FIN, then discards what already arrived. Returns whether the peer's FIN
-// (or an error) came too, and adds the bytes discarded to *got.
-bool fin_and_read(int fd, size_t *got) {
-    ::shutdown(fd, SHUT_WR);
-    char sink[4096];
-    for (int i = 0; i < 16; i++) {
-        ssize_t n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
-        if (n > 0) {
-            *got += static_cast<size_t>(n);
-            continue;
-        }
-        return !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR));
-    }
-    return false;
-}
 
 } // namespace
 
@@ -231,7 +215,7 @@ void Worker::close_lingering(Slot &s, bool unread) {
     int fd = s.fd;
     port_->release(s);
     size_t got = 0;
-    bool done = fin_and_read(fd, &got);
+    bool done = fin_and_drain(fd, 16, &got); // a peer still sending is the reaper's to read
     if (!done && (unread || got > 0) && engine_.reaper().take(fd))
         return;
     ::close(fd);
