@@ -94,15 +94,8 @@ Take Worker::admit_handoff() {
         return Take::Empty;
     auto *n = static_cast<ImageNode *>(handoff_local_);
     handoff_local_ = n->next;
-    if (n->refused) {
-        // One of ours, given back by a transplant's target: it closes here,
-        // where the engine it left counts its closes.
-        metrics.close(WEIR_CLOSE_TRANSPLANT_REFUSED);
-        drop_image(n);
-        return Take::Took;
-    }
-    if (n->ledger && engine_.stopping()) {
-        refuse(n, WEIR_CLOSE_SHUTDOWN);
+    if (n->refused || (n->ledger && engine_.stopping())) {
+        refuse(n, WEIR_CLOSE_SHUTDOWN); // ours given back, or a transplant's that came too late
         return Take::Took;
     }
     // Never passed on again: two full workers must not play ping-pong.
@@ -119,11 +112,14 @@ Take Worker::admit_handoff() {
     return Take::Took;
 }
 
-// An image this worker will not serve. A transplant's goes back to its
-// source worker while the source engine lives (it closes it, counted as
-// WEIR_CLOSE_TRANSPLANT_REFUSED); any other closes here for `reason`.
+// An image this worker will not serve. One of ours that a transplant's
+// target gave back closes here, where the engine it left counts its closes
+// (WEIR_CLOSE_TRANSPLANT_REFUSED). A transplant's goes back to its source
+// worker while the source engine lives; any other closes here for `reason`.
 void Worker::refuse(ImageNode *n, uint32_t reason) {
-    if (n->ledger && n->from && !n->refused) {
+    if (n->refused) {
+        reason = WEIR_CLOSE_TRANSPLANT_REFUSED;
+    } else if (n->ledger && n->from) {
         std::lock_guard<std::mutex> g(n->ledger->mu);
         if (n->ledger->source_alive) {
             n->refused = true;
@@ -154,12 +150,7 @@ void Worker::drop_images() {
     for (MpscNode *n : lists)
         while (n) {
             MpscNode *next = n->next;
-            auto *img = static_cast<ImageNode *>(n);
-            if (img->refused) {
-                metrics.close(WEIR_CLOSE_TRANSPLANT_REFUSED);
-                drop_image(img);
-            } else
-                refuse(img, WEIR_CLOSE_SHUTDOWN);
+            refuse(static_cast<ImageNode *>(n), WEIR_CLOSE_SHUTDOWN);
             n = next;
         }
 }
