@@ -10,8 +10,9 @@
 #   make clean
 #
 # New sources are picked up by wildcard: lib/**/*.cc and capi/*.cc make the
-# library; tests/unit/**/test_*.cc, tests/integration/test_*.cc and
-# tests/capi/test_*.c each make one test binary; fuzz/*.cc one fuzzer each.
+# library; tests/unit/**/test_*.cc, tests/integration/test_*.cc,
+# tests/reliability/test_*.cc and tests/capi/test_*.c each make one test
+# binary; fuzz/*.cc one fuzzer each.
 
 VERSION_MAJOR := 0
 VERSION_MINOR := 1
@@ -55,8 +56,9 @@ STATIC := $(B)/lib/libweir.a
 
 UNIT_SRCS := $(sort $(shell find tests/unit -name 'test_*.cc' 2>/dev/null))
 INTEG_SRCS := $(sort $(wildcard tests/integration/test_*.cc))
+RELIAB_SRCS := $(sort $(wildcard tests/reliability/test_*.cc))
 CAPI_SRCS := $(sort $(wildcard tests/capi/test_*.c))
-TEST_BINS := $(UNIT_SRCS:%.cc=$(B)/%) $(INTEG_SRCS:%.cc=$(B)/%) $(CAPI_SRCS:%.c=$(B)/%)
+TEST_BINS := $(UNIT_SRCS:%.cc=$(B)/%) $(INTEG_SRCS:%.cc=$(B)/%) $(RELIAB_SRCS:%.cc=$(B)/%) $(CAPI_SRCS:%.c=$(B)/%)
 TEST_SUPPORT := $(sort $(wildcard tests/support/*.cc))
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.cc=$(B)/obj/%.o)
 
@@ -109,6 +111,12 @@ $(B)/tests/unit/%: tests/unit/%.cc $(STATIC) $(TEST_SUPPORT_OBJS)
 	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC) -lcmocka $(LDLIBS)
 
 $(B)/tests/integration/%: tests/integration/%.cc $(STATIC) $(TEST_SUPPORT_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC) -lcmocka $(LDLIBS)
+
+# The reliability suite (docs/reliability.md): abuse, exhaustion, races, leaks.
+# CI-sized by default; make soak runs the same binaries long.
+$(B)/tests/reliability/%: tests/reliability/%.cc $(STATIC) $(TEST_SUPPORT_OBJS)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC) -lcmocka $(LDLIBS)
 
