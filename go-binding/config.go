@@ -68,8 +68,11 @@ type Config struct {
 	MaxConnections int
 	// MaxPipeline: requests parsed ahead of their answers per connection (default 64).
 	MaxPipeline int
-	// HeaderTimeout: first byte to complete head and body (default 10s).
+	// HeaderTimeout: first byte to complete head, one deadline (default 10s).
 	HeaderTimeout time.Duration
+	// BodyTimeout: the longest wait between two reads of a request body
+	// (default 10s); a slow upload that keeps coming is never cut.
+	BodyTimeout time.Duration
 	// IdleTimeout: keep-alive wait for the next request (default 60s).
 	IdleTimeout time.Duration
 	// WriteTimeout: output pending without progress (default 30s).
@@ -215,6 +218,7 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, err error) {
 	setD(&out.header_timeout_ms, c.HeaderTimeout)
 	setD(&out.idle_timeout_ms, c.IdleTimeout)
 	setD(&out.write_timeout_ms, c.WriteTimeout)
+	setD(&out.body_timeout_ms, c.BodyTimeout)
 	set(&out.limits.max_request_line, c.MaxRequestLine)
 	set(&out.limits.max_header_bytes, c.MaxHeaderBytes)
 	set(&out.limits.max_headers, c.MaxHeaders)

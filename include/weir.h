@@ -298,10 +298,12 @@ typedef struct weir_config {
     uint32_t max_connections;   /* per worker; over it, accept and close: 10000       */
     uint32_t max_pipeline;      /* requests parsed ahead of their answers per
                                    connection: 64                                    */
-    uint32_t header_timeout_ms; /* first byte to complete head (and body): 10000     */
+    uint32_t header_timeout_ms; /* first byte to complete head, one deadline: 10000  */
     uint32_t idle_timeout_ms;   /* keep-alive wait for the next request: 60000        */
     uint32_t write_timeout_ms;  /* output pending without progress: 30000            */
-    uint32_t reserved_;         /* zero                                               */
+    uint32_t body_timeout_ms;   /* a body arriving: the longest wait between two reads
+                                   that bring bytes of it (a slow upload that keeps
+                                   coming is never cut); 0 = header_timeout_ms: 10000 */
     weir_http1_limits limits;   /* parser limits and max body: weir_http1_limits_init */
     weir_log_fn log;            /* optional                                           */
     void *log_user;
@@ -408,7 +410,7 @@ WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max,
 #define WEIR_CLOSE_PEER 0            /* the peer closed or reset                         */
 #define WEIR_CLOSE_NOT_KEEP_ALIVE 1  /* Connection: close, HTTP/1.0 without keep-alive  */
 #define WEIR_CLOSE_BAD_REQUEST 2     /* a parse error was answered (4xx/5xx), then close */
-#define WEIR_CLOSE_HEADER_TIMEOUT 3  /* a head (or body) started, did not complete in time:
+#define WEIR_CLOSE_HEADER_TIMEOUT 3  /* a head started, did not complete in time:
                                         answered 408, then closed                      */
 #define WEIR_CLOSE_IDLE_TIMEOUT 4    /* keep-alive wait ran out                          */
 #define WEIR_CLOSE_WRITE_TIMEOUT 5   /* output made no progress in time                 */
@@ -422,6 +424,8 @@ WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max,
 #define WEIR_CLOSE_TRANSPLANT_REFUSED 13 /* moved by weir_engine_transplant, refused by the
                                             target (full, shutting down), given back and
                                             closed at its request boundary by this engine */
+#define WEIR_CLOSE_BODY_TIMEOUT 14   /* a request body stopped arriving for body_timeout_ms:
+                                        answered 408, then closed                      */
 #define WEIR_CLOSE_REASONS 16
 
 /* A static name for a close reason ("peer", "bad_request", ...); "unknown"

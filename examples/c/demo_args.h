@@ -56,7 +56,7 @@ static const char demo_usage[] =
     "  --linger-ms N            pause linger (default 1500)\n"
     "  --no-defer-accept        do not set TCP_DEFER_ACCEPT on the listeners\n"
     "  --max-request-line N     --max-header-bytes N   --max-headers N   --max-body N\n"
-    "  --header-timeout-ms N    --idle-timeout-ms N\n"
+    "  --header-timeout-ms N    --idle-timeout-ms N   --body-timeout-ms N   --write-timeout-ms N\n"
     "  --version                print weir's version and exit\n"
     "signals: TERM/INT shut down gracefully; HUP prints metrics; USR1 begins a pause; USR2 resumes\n";
 
@@ -233,6 +233,10 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 u32 = &o->cfg.header_timeout_ms;
             else if (!strcmp(f, "--idle-timeout-ms"))
                 u32 = &o->cfg.idle_timeout_ms;
+            else if (!strcmp(f, "--body-timeout-ms"))
+                u32 = &o->cfg.body_timeout_ms;
+            else if (!strcmp(f, "--write-timeout-ms"))
+                u32 = &o->cfg.write_timeout_ms;
             else
                 return demo_bad("unknown option", f);
             if (demo_u64(v, UINT32_MAX, &n) != 0)

@@ -247,7 +247,9 @@ ConnWait Conn::wait() const {
     const State &s = *st_;
     if (s.taken || s.write_seq != s.parse_seq)
         return ConnWait::Handler;
-    if (s.parse_pos != s.end || s.phase != kHead)
+    if (s.phase != kHead)
+        return ConnWait::Body;
+    if (s.parse_pos != s.end)
         return ConnWait::Head;
     return ConnWait::Idle;
 }

@@ -67,7 +67,8 @@ struct Exchange {
 enum class ConnWait : uint8_t {
     FirstByte, // connected, no byte yet (header timeout, counted from the start)
     Idle,      // keep-alive: waiting for the first byte of the next request (idle timeout)
-    Head,      // part of a request head or body has arrived (header timeout)
+    Head,      // part of a request head has arrived (header timeout, one deadline)
+    Body,      // a head is complete, its body is arriving (body timeout, re-armed by reads)
     Handler,   // waiting for the application's answers (no timeout)
     Output,    // output pending and not yet written (write timeout)
     Done,      // nothing left to do or write: close now
@@ -144,10 +145,11 @@ class Conn {
     bool peer_sent_more() const;
 
     // ---- timeouts
-    // The header deadline passed: a head that had started is answered 408
-    // (then the connection closes, WEIR_CLOSE_HEADER_TIMEOUT); a connection
-    // that never sent a byte closes at once (WEIR_CLOSE_SILENT).
-    void expire_head();
+    // The header deadline or the body's wait passed: a request that had
+    // started is answered 408 (then the connection closes with reason:
+    // WEIR_CLOSE_HEADER_TIMEOUT or WEIR_CLOSE_BODY_TIMEOUT); a connection that
+    // never sent a byte closes at once (WEIR_CLOSE_SILENT).
+    void expire_input(uint32_t reason);
 
     // ---- lifecycle
     // The loop decided to close (timeout, shutdown, I/O error, resource): no

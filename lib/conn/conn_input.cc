@@ -296,16 +296,16 @@ void Conn::refuse(int status, uint32_t reason, bool parse_error) {
     flush();
 }
 
-void Conn::expire_head() {
+void Conn::expire_input(uint32_t reason) {
     if (!(flags_ & kGotBytes)) {
         close(WEIR_CLOSE_SILENT); // nothing to answer: it never asked
         return;
     }
     if (!st_ || (flags_ & (kClosing | kNoMore | kDead)) || st_->live() != 0) {
-        close(WEIR_CLOSE_HEADER_TIMEOUT);
+        close(reason);
         return;
     }
-    refuse(408, WEIR_CLOSE_HEADER_TIMEOUT, false);
+    refuse(408, reason, false);
 }
 
 Exchange *Conn::take_request() {

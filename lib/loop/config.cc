@@ -26,6 +26,7 @@ void config_defaults(weir_config *cfg) {
     cfg->header_timeout_ms = 10000;
     cfg->idle_timeout_ms = 60000;
     cfg->write_timeout_ms = 30000;
+    cfg->body_timeout_ms = 10000;
     http1::limits_default(&cfg->limits);
 }
 

@@ -3,7 +3,7 @@
 // Every timer of a kind has the same duration (idle, header, write timeout), so
 // arming one appends it at the tail with deadline now + duration and each list
 // stays sorted by deadline without any search: arm, disarm and expiry are O(1)
-// per timer, and the next deadline is the smallest of three list heads. This is
+// per timer, and the next deadline is the smallest of the list heads. This is
 // a timer wheel with one slot per duration; it needs no tick and no timerfd, and
 // the loop's wait is simply capped at the earliest head (Timers::next_deadline).
 // An io_uring backend uses the same lists with a timeout SQE or the same cap.
@@ -14,7 +14,7 @@
 
 namespace weir {
 
-enum class TimerKind : uint8_t { None = 0, Idle, Head, Output, Count };
+enum class TimerKind : uint8_t { None = 0, Idle, Head, Body, Output, Count };
 
 struct TimerNode {
     TimerNode *prev = nullptr;

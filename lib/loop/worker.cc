@@ -26,6 +26,7 @@ Worker::Worker(Engine &engine, uint32_t index, std::unique_ptr<Port> port)
     nodelay_ = c.tcp_nodelay != 0;
     timers_.set_duration(TimerKind::Idle, c.idle_timeout_ms);
     timers_.set_duration(TimerKind::Head, c.header_timeout_ms);
+    timers_.set_duration(TimerKind::Body, c.body_timeout_ms ? c.body_timeout_ms : c.header_timeout_ms);
     timers_.set_duration(TimerKind::Output, c.write_timeout_ms);
 }
 

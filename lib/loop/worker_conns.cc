@@ -21,7 +21,8 @@ namespace {
 // request): FIN first and discard what already arrived, so the answer is
 // read rather than destroyed by a reset.
 bool lingering(uint32_t reason) {
-    return reason == WEIR_CLOSE_BAD_REQUEST || reason == WEIR_CLOSE_HEADER_TIMEOUT || reason == WEIR_CLOSE_SILENT;
+    return reason == WEIR_CLOSE_BAD_REQUEST || reason == WEIR_CLOSE_HEADER_TIMEOUT ||
+           reason == WEIR_CLOSE_BODY_TIMEOUT || reason == WEIR_CLOSE_SILENT;
 }
 
 // Closes the server chose after a complete answer: the peer may have sent

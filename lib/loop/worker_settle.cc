@@ -20,6 +20,8 @@ TimerKind timer_for(ConnWait w) {
     case ConnWait::FirstByte: // one deadline from the start to the end of the head
     case ConnWait::Head:
         return TimerKind::Head;
+    case ConnWait::Body:
+        return TimerKind::Body;
     case ConnWait::Idle:
         return TimerKind::Idle;
     case ConnWait::Output:
@@ -104,7 +106,10 @@ void Worker::settle(Slot &s) {
             detach(s);
         } else {
             TimerKind k = timer_for(w);
-            bool rearm = k != s.timer.kind || (k == TimerKind::Idle && s.activity) ||
+            // The head's deadline is one for the whole head (a trickle must not
+            // extend it); a body's is a wait between reads, so an upload that
+            // keeps coming is never cut however long it takes.
+            bool rearm = k != s.timer.kind || ((k == TimerKind::Idle || k == TimerKind::Body) && s.activity) ||
                          (k == TimerKind::Output && s.progress);
             if (k == TimerKind::None)
                 timers_.disarm(s.timer);
@@ -150,10 +155,10 @@ void Worker::expire_timers() {
             mark_dirty(s);
             continue;
         }
-        if (k == TimerKind::Head) {
-            // 408 for a head that started (written, then closed), a silent
-            // close for a connection that never sent a byte.
-            s.conn().expire_head();
+        if (k == TimerKind::Head || k == TimerKind::Body) {
+            // 408 for a head or body that started (written, then closed), a
+            // silent close for a connection that never sent a byte.
+            s.conn().expire_input(k == TimerKind::Body ? WEIR_CLOSE_BODY_TIMEOUT : WEIR_CLOSE_HEADER_TIMEOUT);
             mark_dirty(s);
             continue;
         }

@@ -59,7 +59,8 @@
     X(WEIR_CLOSE_HANDLER, "handler")                                                                           \
     X(WEIR_CLOSE_RESOURCE, "resource")                                                                         \
     X(WEIR_CLOSE_SILENT, "silent")                                                                             \
-    X(WEIR_CLOSE_TRANSPLANT_REFUSED, "transplant_refused")
+    X(WEIR_CLOSE_TRANSPLANT_REFUSED, "transplant_refused")                                                     \
+    X(WEIR_CLOSE_BODY_TIMEOUT, "body_timeout")
 
 namespace weir {
 

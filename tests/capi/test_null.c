@@ -136,7 +136,7 @@ static void test_close_reason_name_never_null(void **state) {
     (void)state;
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_PEER), "peer");
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_BAD_REQUEST), "bad_request");
-    for (uint32_t r = 0; r <= WEIR_CLOSE_TRANSPLANT_REFUSED; r++) {
+    for (uint32_t r = 0; r <= WEIR_CLOSE_BODY_TIMEOUT; r++) {
         assert_non_null(weir_close_reason_name(r));
         assert_string_not_equal(weir_close_reason_name(r), "unknown");
     }

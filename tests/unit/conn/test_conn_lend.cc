@@ -138,7 +138,7 @@ void test_conn_head_deadline_408_or_silent(void **) {
     {
         Conn c(s, pool, 1);
         assert_int_equal(c.wait(), (int)ConnWait::FirstByte);
-        c.expire_head(); // never sent a byte: closed, nothing written
+        c.expire_input(WEIR_CLOSE_HEADER_TIMEOUT); // never sent a byte: closed, nothing written
         assert_int_equal(c.wait(), (int)ConnWait::Done);
         assert_int_equal(c.close_reason(), WEIR_CLOSE_SILENT);
         assert_int_equal(c.output_pending(), 0);
@@ -147,7 +147,7 @@ void test_conn_head_deadline_408_or_silent(void **) {
         Conn c(s, pool, 2);
         feed(c, "GET /slow HTTP/1.1\r\nHos");
         assert_int_equal(c.wait(), (int)ConnWait::Head);
-        c.expire_head(); // a head that started: 408, then close
+        c.expire_input(WEIR_CLOSE_HEADER_TIMEOUT); // a head that started: 408, then close
         std::string out = drain(c);
         assert_true(out.rfind("HTTP/1.1 408 Request Timeout\r\n", 0) == 0);
         assert_true(out.find("Connection: close\r\n") != std::string::npos);
@@ -163,7 +163,7 @@ void test_conn_head_deadline_408_or_silent(void **) {
         assert_int_equal(answer(c, c.take_request(), "ok"), 0);
         drain(c);
         assert_int_equal(c.wait(), (int)ConnWait::Head);
-        c.expire_head();
+        c.expire_input(WEIR_CLOSE_HEADER_TIMEOUT);
         assert_true(drain(c).rfind("HTTP/1.1 408 ", 0) == 0);
     }
 }

@@ -192,7 +192,7 @@ pub struct weir_config {
     pub header_timeout_ms: u32,
     pub idle_timeout_ms: u32,
     pub write_timeout_ms: u32,
-    pub reserved_: u32,
+    pub body_timeout_ms: u32,
     pub limits: weir_http1_limits,
     pub log: weir_log_fn,
     pub log_user: *mut c_void,
@@ -212,6 +212,7 @@ pub const WEIR_CLOSE_HANDLER: u32 = 10;
 pub const WEIR_CLOSE_RESOURCE: u32 = 11;
 pub const WEIR_CLOSE_SILENT: u32 = 12;
 pub const WEIR_CLOSE_TRANSPLANT_REFUSED: u32 = 13;
+pub const WEIR_CLOSE_BODY_TIMEOUT: u32 = 14;
 pub const WEIR_CLOSE_REASONS: usize = 16;
 
 #[repr(C)]

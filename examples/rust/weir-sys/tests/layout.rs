@@ -63,7 +63,7 @@ fn field_offsets_match_the_header() {
                              num_trailers, count_, limits_ }
         weir_config { size, port, host, backend, workers, mode, accept_batch, on_request, user, backlog,
                       defer_accept, linger_ms, tcp_nodelay, read_buffer_size, max_output_bytes, max_connections,
-                      max_pipeline, header_timeout_ms, idle_timeout_ms, write_timeout_ms, reserved_, limits,
+                      max_pipeline, header_timeout_ms, idle_timeout_ms, write_timeout_ms, body_timeout_ms, limits,
                       log, log_user }
         weir_metrics { size, workers, accepted, accept_batches, accept_owed, accept_resource_errors,
                        accept_other_errors, handoffs, handoffs_owed, connections_open, requests, responses,
@@ -152,6 +152,7 @@ fn constants_match_the_header() {
         WEIR_CLOSE_RESOURCE,
         WEIR_CLOSE_SILENT,
         WEIR_CLOSE_TRANSPLANT_REFUSED,
+        WEIR_CLOSE_BODY_TIMEOUT,
         WEIR_CLOSE_REASONS,
         WEIR_RESPOND_CLOSE,
         WEIR_TRANSPLANT_END,
