@@ -116,6 +116,8 @@ class UringPort final : public Port {
     uintptr_t ring_token_ = 0;
     uint32_t tier_ = 0;
     uint64_t used_ = 0;
+    unsigned pass_recvs_ = 0; // recv completions the last pass reaped (the gather's cue)
+    bool gather_always_ = false; // WEIR_URING_GATHER=always: every wait gathers (measurement)
     BufRing bufs_;
     int wake_fd_ = -1;
     uint64_t wake_val_ = 0;

@@ -37,6 +37,13 @@ constexpr uint32_t kBufferSize = 8192;
 constexpr uint16_t kGroup = 0;
 constexpr unsigned kGather = 32;
 constexpr unsigned kGatherUs = 50;
+// The gather pays for itself only when a window collects many connections'
+// requests: a wait that holds a lone request for kGatherUs adds that much to
+// its client's latency, and a busy machine stretches the timer's wake far
+// past it (measured in docs/uring.md: a keep-alive client with one request in
+// flight got 4-8x fewer answers a second with every wait gathering). So a
+// wait gathers only after a pass that reaped at least this many recvs.
+constexpr unsigned kGatherFrom = 8;
 
 } // namespace
 
@@ -136,7 +143,9 @@ int UringPort::init(Worker &w) {
             WEIR_URING_F_NODROP |
             (caps.probed & (WEIR_URING_F_EXT_ARG | WEIR_URING_F_CQE_SKIP | WEIR_URING_F_MIN_TIMEOUT));
     if (const char *g = std::getenv("WEIR_URING_GATHER"); g && *g == '0')
-        used_ &= ~WEIR_URING_F_MIN_TIMEOUT; // a measurement knob (docs/uring.md)
+        used_ &= ~WEIR_URING_F_MIN_TIMEOUT; // measurement knobs (docs/uring.md)
+    else if (g && !std::strcmp(g, "always"))
+        gather_always_ = true;
     if (tier_ == WEIR_URING_TIER_DEFER)
         used_ |= WEIR_URING_F_SINGLE_ISSUER | WEIR_URING_F_DEFER_TASKRUN;
     else if (tier_ == WEIR_URING_TIER_COOP)
@@ -190,8 +199,13 @@ int UringPort::submit(unsigned wait_nr, int timeout_ms) {
     w_->metrics.add(M_URING_ENTERS);
     if (wait_nr == 0)
         return io_uring_submit_and_get_events(&ring_);
-    if (used_ & WEIR_URING_F_MIN_TIMEOUT)
-        return gather(timeout_ms);
+    if (used_ & WEIR_URING_F_MIN_TIMEOUT) {
+        bool busy = pass_recvs_ >= kGatherFrom || gather_always_ ||
+                    uring_hooks().always_gather.load(std::memory_order_relaxed);
+        (busy ? uring_hooks().gathers : uring_hooks().plain_waits).fetch_add(1, std::memory_order_relaxed);
+        if (busy)
+            return gather(timeout_ms);
+    }
     io_uring_cqe *cqe = nullptr;
     if (timeout_ms < 0)
         return io_uring_submit_and_wait_timeout(&ring_, &cqe, 1, nullptr, nullptr);
@@ -202,8 +216,8 @@ int UringPort::submit(unsigned wait_nr, int timeout_ms) {
 // The wait that gathers (IORING_FEAT_MIN_TIMEOUT): up to kGather
 // completions, or whatever came within kGatherUs of the first, or one after
 // that, bounded by timeout_ms. Under load a pass then serves many
-// connections for one enter; an idle loop wakes at its first completion
-// (the added latency is at most kGatherUs, measured in docs/uring.md).
+// connections for one enter; only a pass after a busy one gathers
+// (kGatherFrom), so a light loop wakes at its first completion.
 // liburing 2.3 knows neither the feature nor the field (its `pad`), so the
 // SQ tail is published here as its __io_uring_flush_sq does.
 int UringPort::gather(int timeout_ms) {
@@ -248,6 +262,7 @@ void UringPort::wait(int timeout_ms) {
     bool need_enter = timeout_ms != 0 || io_uring_sq_ready(&ring_) > 0 ||
                       tier_ == WEIR_URING_TIER_DEFER || (*ring_.sq.kflags & (IORING_SQ_TASKRUN | IORING_SQ_CQ_OVERFLOW));
     rc = need_enter ? submit(timeout_ms == 0 ? 0 : 1, timeout_ms) : 0;
+    pass_recvs_ = 0; // what this pass reaps decides how the next one waits
     // EMFILE/ENFILE: an accept run inside the enter met the limit; its CQE
     // reports it (the door's retry), and the enter is made again next pass.
     if (rc < 0 && rc != -ETIME && rc != -EINTR && rc != -EBUSY && rc != -EMFILE && rc != -ENFILE) {
@@ -297,6 +312,7 @@ void UringPort::handle(const Cqe &c) {
     Slot *s = reinterpret_cast<Slot *>(c.ud & ~kKindMask);
     switch (kind) {
     case kRecv:
+        pass_recvs_++;
         on_recv(*s, c);
         break;
     case kSend:
