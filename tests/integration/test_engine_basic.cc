@@ -201,7 +201,8 @@ void test_engine_close_reason_names(void **) {
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_RESOURCE), "resource");
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_SILENT), "silent");
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_TRANSPLANT_REFUSED), "transplant_refused");
-    assert_string_equal(weir_close_reason_name(14), "unknown");
+    assert_string_equal(weir_close_reason_name(WEIR_CLOSE_BODY_TIMEOUT), "body_timeout");
+    assert_string_equal(weir_close_reason_name(15), "unknown");
     assert_string_equal(weir_close_reason_name(1000), "unknown");
 }
 
