@@ -61,6 +61,10 @@ struct Exchange {
     uint8_t state = 0;     // private to Conn
     uint8_t reserved[3] = {};
     void *user = nullptr;  // the loop's own use (the connection's slot)
+    // The loop's own use: a foreign answer to a connection that closed
+    // queues the exchange itself for its worker to release, so that release
+    // needs no allocation that could fail (Worker::respond).
+    Exchange *next_drop = nullptr;
 };
 
 // What the loop should arm a timer for.

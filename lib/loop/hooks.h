@@ -13,6 +13,11 @@ struct LoopHooks {
     // other events were settled. tests/integration/test_accept_batch.cc must
     // fail with it.
     std::atomic<bool> doors_at_event{false};
+    // The drop as it was: a foreign answer to a connection that closed
+    // posts an allocated Answer, and a failed allocation posts nothing, so
+    // the zombie slot is never freed. tests/reliability/test_alloc_failure.cc
+    // shows the leak with it.
+    std::atomic<bool> drop_by_answer{false};
 };
 LoopHooks &loop_hooks();
 

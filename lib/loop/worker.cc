@@ -131,7 +131,7 @@ void Worker::pass(int timeout_ms) {
 // command not yet acted on makes it 0 too.
 int Worker::wait_timeout(int host_timeout_ms) {
     if (dirty_ || retry_ || listen_door_.ready || listen_door_.owed || handoff_door_.ready || handoff_door_.owed ||
-        !answers_.empty() || ready_head_ < ready_.size() || (!stop_begun_ && engine_.stopping()) || pause_unseen())
+        !answers_.empty() || drops_.load(std::memory_order_relaxed) || ready_head_ < ready_.size() || (!stop_begun_ && engine_.stopping()) || pause_unseen())
         return 0;
     int64_t deadline = timers_.next_deadline();
     if (listener_.state == ListenerState::Lingering && linger_deadline_ms_ < deadline)

@@ -245,6 +245,7 @@ class Worker {
     void call_handler(Exchange *x);
     void drain_answers();
     void apply(Answer *a);
+    void post_drop(Exchange *x);
     // worker_doors.cc
     void run_doors();
     Take accept_one(bool drain);
@@ -301,6 +302,10 @@ class Worker {
     MpscNode *handoff_local_ = nullptr; // taken from handoffs_, not yet admitted
     MpscQueue answers_;
     AnswerPool answer_pool_;
+    // Foreign answers to closed connections, linked through
+    // Exchange::next_drop: a stack pushed with a CAS and taken whole, as
+    // MpscQueue (so no ABA), and in no order (each only releases its exchange).
+    std::atomic<Exchange *> drops_{nullptr};
     std::atomic<bool> wake_pending_{false};
     std::atomic<uintptr_t> owner_{0};
 

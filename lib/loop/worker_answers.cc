@@ -5,6 +5,7 @@
 
 #include "http1/response.h"
 #include "loop/engine.h"
+#include "loop/hooks.h"
 #include "loop/worker.h"
 
 namespace weir {
@@ -77,8 +78,12 @@ int Worker::respond(Exchange *x, int status, const weir_header_t *h, size_t nh, 
     if (finished())
         return WEIR_E_GONE;
     if (s.gone.load(std::memory_order_acquire)) {
-        // Still post, so the worker releases the exchange and frees the zombie.
-        if (Answer *a = answer_pool_.make_drop(x)) {
+        // Still post, so the worker releases the exchange and frees the
+        // zombie: the exchange itself is the node, so no allocation can fail
+        // and leave the slot out for ever.
+        if (!loop_hooks().drop_by_answer.load(std::memory_order_relaxed)) {
+            post_drop(x);
+        } else if (Answer *a = answer_pool_.make_drop(x)) { // the arm: the drop as it was
             answers_.push(a);
             wake();
         }
@@ -99,7 +104,23 @@ int Worker::defer(Exchange *x) {
     return 0;
 }
 
+// Any thread: x's connection closed; the worker releases it in its next pass.
+void Worker::post_drop(Exchange *x) {
+    Exchange *head = drops_.load(std::memory_order_relaxed);
+    do {
+        x->next_drop = head;
+    } while (!drops_.compare_exchange_weak(head, x, std::memory_order_release, std::memory_order_relaxed));
+    wake();
+}
+
 void Worker::drain_answers() {
+    for (Exchange *x = drops_.exchange(nullptr, std::memory_order_acquire); x;) {
+        Exchange *next = x->next_drop;
+        Slot &s = *static_cast<Slot *>(x->user);
+        s.conn().respond(x, 500, nullptr, 0, nullptr, 0, 0); // WEIR_E_GONE: x is released
+        mark_dirty(s); // settle frees the slot once nothing is out
+        x = next;
+    }
     if (answers_.empty())
         return;
     for (MpscNode *n = answers_.take_all(); n;) {

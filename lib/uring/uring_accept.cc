@@ -37,6 +37,8 @@ void UringPort::arm_accept() {
         return; // accept() takes from the listener itself and arms again
     io_uring_prep_multishot_accept(q, listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     io_uring_sqe_set_data64(q, kAccept);
+    accept_sqe_ = q;
+    accept_sq_index_ = ring_.sq.sqe_tail - 1; // io_uring_get_sqe moved the tail past it
     accept_armed_ = true;
     accept_cancel_ = false;
 }
@@ -95,6 +97,13 @@ Take UringPort::accept(int listen_fd, Accepted &out, bool drain) {
     return t;
 }
 
+// Whether the multishot accept's SQE is still in the SQ, not yet handed to
+// the kernel: liburing publishes [sqe_head, sqe_tail) at the next submit.
+bool UringPort::accept_unsubmitted() const {
+    const io_uring_sq &sq = ring_.sq;
+    return accept_sqe_ && sq.sqe_tail - accept_sq_index_ <= sq.sqe_tail - sq.sqe_head;
+}
+
 // Stops the multishot accept and waits for its last CQE, so nothing the
 // kernel accepts later is lost; what it took stays for accept(), which then
 // takes from the listener itself until it runs dry.
@@ -105,7 +114,20 @@ void UringPort::unlisten(int fd) {
     if (!accept_armed_)
         return;
     if (!ring_thread()) {
-        accept_armed_ = false; // the ring's exit cancels it
+        // No cancel can be waited for from here. A ring not running yet (a
+        // DEFER_TASKRUN ring before the loop's first wait: a listen that
+        // failed part-way drops the earlier listeners) still holds the
+        // accept's SQE unsubmitted: it becomes a no-op, or the first wait
+        // would arm an accept on a descriptor number that is no longer this
+        // listener (a later one's, or anybody's). One already submitted is
+        // the ring's exit to cancel (destroy).
+        if (accept_unsubmitted()) {
+            io_uring_prep_nop(accept_sqe_);
+            io_uring_sqe_set_data64(accept_sqe_, kIgnore);
+            if (used_ & WEIR_URING_F_CQE_SKIP)
+                accept_sqe_->flags |= IOSQE_CQE_SKIP_SUCCESS;
+        }
+        accept_armed_ = accept_cancel_ = false;
         return;
     }
     if (!accept_cancel_)

@@ -94,6 +94,7 @@ class UringPort final : public Port {
     void on_accept(const Cqe &c);
     void arm_accept();
     void cancel_accept();
+    bool accept_unsubmitted() const;
     void arm_wake();
     bool ring_thread() const;
     void count_overflow();
@@ -126,6 +127,8 @@ class UringPort final : public Port {
     int listen_fd_ = -1;
     bool accept_armed_ = false;
     bool accept_cancel_ = false;
+    io_uring_sqe *accept_sqe_ = nullptr; // the last multishot accept's SQE, and its index in the SQ
+    unsigned accept_sq_index_ = 0;
     std::deque<Accepted> accepted_; // taken by the multishot accept, not yet given to the door
 
     std::vector<Cqe> deferred_;
