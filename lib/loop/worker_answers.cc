@@ -78,17 +78,14 @@ int Worker::respond(Exchange *x, int status, const weir_header_t *h, size_t nh, 
         return WEIR_E_GONE;
     if (s.gone.load(std::memory_order_acquire)) {
         // Still post, so the worker releases the exchange and frees the zombie.
-        if (Answer *a = answer_pool_.make_drop(x)) {
-            answers_.push(a);
-            wake();
-        }
+        if (Answer *a = answer_pool_.make_drop(x))
+            push_and_wake(answers_, a);
         return WEIR_E_GONE;
     }
     Answer *a = answer_pool_.make(x, status, h, nh, body, len, flags);
     if (!a)
         return -ENOMEM;
-    answers_.push(a);
-    wake();
+    push_and_wake(answers_, a);
     return 0;
 }
 
