@@ -13,6 +13,11 @@ struct LoopHooks {
     // other events were settled. tests/integration/test_accept_batch.cc must
     // fail with it.
     std::atomic<bool> doors_at_event{false};
+    // Widens the window of Worker::push_and_wake: a foreign poster sleeps
+    // this long between its push and its wake, as if preempted there, so
+    // tests/reliability/test_poster_destroy.cc can take the node, serve it
+    // and destroy the engine inside it.
+    std::atomic<int> post_wake_delay_ms{0};
 };
 LoopHooks &loop_hooks();
 

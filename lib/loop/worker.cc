@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <climits>
 #include <thread>
 
@@ -190,6 +191,8 @@ void Worker::woken() {
 void Worker::push_and_wake(MpscQueue &q, MpscNode *n) {
     posting_.fetch_add(1, std::memory_order_relaxed);
     q.push(n);
+    if (int ms = loop_hooks().post_wake_delay_ms.load(std::memory_order_relaxed))
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     wake();
     posting_.fetch_sub(1, std::memory_order_release);
 }
