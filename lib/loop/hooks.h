@@ -18,6 +18,11 @@ struct LoopHooks {
     // the zombie slot is never freed. tests/reliability/test_alloc_failure.cc
     // shows the leak with it.
     std::atomic<bool> drop_by_answer{false};
+    // Widens the window of Worker::push_and_wake: a foreign poster sleeps
+    // this long between its push and its wake, as if preempted there, so
+    // tests/reliability/test_poster_destroy.cc can take the node, serve it
+    // and destroy the engine inside it.
+    std::atomic<int> post_wake_delay_ms{0};
 };
 LoopHooks &loop_hooks();
 

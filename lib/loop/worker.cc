@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <climits>
+#include <thread>
 
 #include "loop/engine.h"
 #include "loop/hooks.h"
@@ -31,6 +33,18 @@ Worker::Worker(Engine &engine, uint32_t index, std::unique_ptr<Port> port)
 }
 
 Worker::~Worker() {
+    // A foreign thread may still be inside push_and_wake when what it pushed
+    // was already taken, served, and counted where the destroyer looks (a
+    // transplant's source posting an image the ledger already shows adopted;
+    // a deferred weir_respond whose answer was written before the shutdown
+    // joined the loop). Its wake still reads wake_pending_ and port_: wait
+    // until it is out. Every such poster incremented posting_ before its
+    // push, and the destroyer saw the push taken (through the ledger's or
+    // the join's acquire), so the increment is visible here; the wait is the
+    // length of one eventfd write, a yield at most, unless the poster was
+    // preempted there. Found by TSan (test_transplant, test_switch).
+    while (posting_.load(std::memory_order_acquire) != 0)
+        std::this_thread::yield();
     close_all(WEIR_CLOSE_SHUTDOWN);
     drop_images();
     for (MpscNode *n = answers_.take_all(); n;) {
@@ -170,6 +184,18 @@ void Worker::woken() {
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (!handoffs_.empty())
         handoff_door_.ready = true;
+}
+
+// Any thread. The count brackets everything the poster does
+// to this worker after its node became visible (see ~Worker); it is raised
+// before the push, whose release carries it to whoever takes the node.
+void Worker::push_and_wake(MpscQueue &q, MpscNode *n) {
+    posting_.fetch_add(1, std::memory_order_relaxed);
+    q.push(n);
+    if (int ms = loop_hooks().post_wake_delay_ms.load(std::memory_order_relaxed))
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    wake();
+    posting_.fetch_sub(1, std::memory_order_release);
 }
 
 void Worker::wake() {

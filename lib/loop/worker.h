@@ -307,6 +307,10 @@ class Worker {
     // MpscQueue (so no ABA), and in no order (each only releases its exchange).
     std::atomic<Exchange *> drops_{nullptr};
     std::atomic<bool> wake_pending_{false};
+    // Foreign threads between a push onto handoffs_ or answers_ and the end
+    // of the wake after it (push_and_wake); ~Worker waits for 0.
+    std::atomic<uint32_t> posting_{0};
+    void push_and_wake(MpscQueue &q, MpscNode *n);
     std::atomic<uintptr_t> owner_{0};
 
     // inline handler bookkeeping

@@ -84,16 +84,14 @@ int Worker::respond(Exchange *x, int status, const weir_header_t *h, size_t nh, 
         if (!loop_hooks().drop_by_answer.load(std::memory_order_relaxed)) {
             post_drop(x);
         } else if (Answer *a = answer_pool_.make_drop(x)) { // the arm: the drop as it was
-            answers_.push(a);
-            wake();
+            push_and_wake(answers_, a);
         }
         return WEIR_E_GONE;
     }
     Answer *a = answer_pool_.make(x, status, h, nh, body, len, flags);
     if (!a)
         return -ENOMEM;
-    answers_.push(a);
-    wake();
+    push_and_wake(answers_, a);
     return 0;
 }
 
@@ -105,12 +103,17 @@ int Worker::defer(Exchange *x) {
 }
 
 // Any thread: x's connection closed; the worker releases it in its next pass.
+// A foreign poster like push_and_wake's, bracketed by posting_ the same way
+// (see ~Worker): the drop may be taken and the engine destroyed before the
+// wake returns.
 void Worker::post_drop(Exchange *x) {
+    posting_.fetch_add(1, std::memory_order_relaxed);
     Exchange *head = drops_.load(std::memory_order_relaxed);
     do {
         x->next_drop = head;
     } while (!drops_.compare_exchange_weak(head, x, std::memory_order_release, std::memory_order_relaxed));
     wake();
+    posting_.fetch_sub(1, std::memory_order_release);
 }
 
 void Worker::drain_answers() {

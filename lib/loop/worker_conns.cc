@@ -244,8 +244,7 @@ void Worker::close_all(uint32_t reason) {
 // ---------------------------------------------------------------- moving
 
 void Worker::post_image(ImageNode *n) {
-    handoffs_.push(n);
-    wake();
+    push_and_wake(handoffs_, n);
 }
 
 void Worker::detach_all_to(Worker *to) {

@@ -15,6 +15,7 @@
 
 #include "loop/sock_ops.h"
 #include "uring/uring_impl.h"
+#include "util/tsan.h"
 #include "weir.h"
 
 namespace weir {
@@ -305,6 +306,7 @@ void UringPort::close(Slot &s, bool drain) {
         return;
     }
     io_uring_prep_close(q, s.fd);
+    tsan_fd_closed(s.fd);
     io_uring_sqe_set_data64(q, kIgnore);
     if (used_ & WEIR_URING_F_CQE_SKIP)
         q->flags |= IOSQE_CQE_SKIP_SUCCESS;

@@ -10,11 +10,24 @@ PORT=
 trap 'cleanup' EXIT
 
 cleanup() {
+    local rc=$?
     if [[ -n $SERVER_PID ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
         kill -KILL "$SERVER_PID" 2>/dev/null
         wait "$SERVER_PID" 2>/dev/null
     fi
+    ((rc == 0)) && ! tsan_clean && rc=1
     rm -rf "$TMP"
+    exit "$rc"
+}
+
+# Under TSAN (SAN=tsan, scripts/run-tests) a report in the server's stderr
+# fails the script, even when the server went on (or its exit was missed).
+tsan_clean() {
+    [[ ${SAN:-0} == tsan && -s $TMP/server.err ]] || return 0
+    grep -q 'WARNING: ThreadSanitizer:' "$TMP/server.err" || return 0
+    echo "FAIL: ThreadSanitizer report in the server's stderr:"
+    sed -n '/WARNING: ThreadSanitizer:/,/SUMMARY/p' "$TMP/server.err" | grep -v '^    #.* /usr/include/' | head -n 150
+    return 1
 }
 
 fail() {
@@ -22,6 +35,7 @@ fail() {
     for f in "$TMP"/server.out "$TMP"/server.err; do
         [[ -s $f ]] && { echo "--- $f"; tail -n 30 "$f"; }
     done
+    tsan_clean # a report, whole, when there is one
     exit 1
 }
 
@@ -33,6 +47,7 @@ need_bin() { # path
 # start_server BIN ARGS...: sets SERVER_PID and PORT. Returns 1 only when
 # ALLOW_UNAVAILABLE=1 and the engine refused the backend.
 start_server() {
+    tsan_clean || exit 1 # the previous server's, before its log is reused
     : >"$TMP/server.out"
     : >"$TMP/server.err"
     "$@" >"$TMP/server.out" 2>"$TMP/server.err" &
@@ -69,6 +84,7 @@ stop_server() {
             wait "$SERVER_PID"
             STOP_RC=$?
             SERVER_PID=
+            tsan_clean || exit 1
             return 0
         fi
         sleep 0.05

@@ -2,6 +2,7 @@
 # Runs each libFuzzer target for a few seconds (skipped, and said so, without clang).
 cd "$(dirname "$0")/../.."
 if [[ ${SAN:-0} == 1 ]]; then echo "fuzzers already run under ASan+UBSan in the plain run"; exit 77; fi
+if [[ ${SAN:-0} == tsan ]]; then echo "TSAN=1: the fuzzers are single-threaded (no race to find) and run under ASan+UBSan in the plain run"; exit 77; fi
 if ! command -v clang++-14 >/dev/null && ! command -v clang++ >/dev/null; then echo "no clang++: fuzzers not run"; exit 77; fi
 ls fuzz/*.cc >/dev/null 2>&1 || { echo "no fuzz targets yet"; exit 77; }
 make -s fuzz-smoke

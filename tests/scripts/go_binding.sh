@@ -8,6 +8,7 @@ cd "$(dirname "$0")/../.."
 B=${B:-build}
 SAN=${SAN:-0}
 command -v go >/dev/null || { echo "go not found: Go binding not tested"; exit 77; }
+[[ $SAN == tsan ]] && { echo "TSAN=1: Go's race detector (go test -race, in the plain pass) has a TSan runtime of its own, which cannot share a process with the libtsan a TSan-built libweir loads"; exit 77; }
 if [[ $SAN == 1 ]]; then
     # An ASan-built libweir needs the ASan runtime loaded before it; Go's own
     # test binaries are not built that way. The plain run covers the binding.

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/../.."
 B=${B:-build}
 SAN=${SAN:-0}
 command -v go >/dev/null || { echo "go not found"; exit 77; }
+[[ $SAN == tsan ]] && { echo "TSAN=1: Go's race detector (go test -race, in the plain pass) has a TSan runtime of its own, which cannot share a process with the libtsan a TSan-built libweir loads"; exit 77; }
 [[ $SAN == 1 ]] && { echo "Go binding runs against the plain build only"; exit 77; }
 cd go-binding/celeris
 export GOWORK=off GOFLAGS=-mod=mod

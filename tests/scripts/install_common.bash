@@ -7,6 +7,10 @@
 # plain cc link) aborts unless libasan is LD_PRELOADed into every process in
 # the chain, build tools included. The plain pass covers them; the ABI itself
 # is still tested under SAN by build/san/tests/capi/test_* (linked with ASan).
+# Under SAN=tsan (make test TSAN=1) likewise: the consumers (cargo, zig, a
+# plain cc link) are not built with -fsanitize=thread, and TSan sees races
+# only in code it instrumented; what these scripts test (the install, the
+# pkg-config flags, the bindings' layout) has no threads of its own to race.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 root=$PWD
@@ -17,6 +21,7 @@ skip() { echo "$*"; exit 77; }
 die() { echo "FAIL  $*"; exit 1; }
 
 [[ $SAN == 1 ]] && skip "SAN=1: consumers of the installed (non-sanitized) library run in the plain pass"
+[[ $SAN == tsan ]] && skip "TSAN=1: consumers of the installed library are not built with TSan; they run in the plain pass"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/weir-install.XXXXXX")
 pids=()

@@ -2,17 +2,18 @@
 // library's calls resolve to them): each allocation first asks the test's
 // malloc_probe_allow(), which may count it or make it fail (false: NULL).
 // Include in exactly one file of the binary and define malloc_probe_allow()
-// there. Under ASan the allocator is the sanitizer's: WEIR_NO_INTERPOSE is
-// defined, nothing is interposed, and the tests that need the probe skip.
+// there. Under ASan or TSan the allocator is the sanitizer's (a block from
+// __libc_malloc given to its free would crash): WEIR_NO_INTERPOSE is defined,
+// nothing is interposed, and the tests that need the probe skip.
 #pragma once
 
 #include <cstddef>
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define WEIR_NO_INTERPOSE 1
 #endif
 #if defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define WEIR_NO_INTERPOSE 1
 #endif
 #endif
