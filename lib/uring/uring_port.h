@@ -24,6 +24,9 @@ struct UringHooks {
     std::atomic<bool> end_accept{false};
     // Buffers per worker's ring (power of two; 0: the default).
     std::atomic<uint32_t> buffers{0};
+    // SQ entries per worker's ring (power of two; 0: the default), so a
+    // pass fills its SQ and submits early.
+    std::atomic<uint32_t> sq_entries{0};
 };
 UringHooks &uring_hooks();
 
