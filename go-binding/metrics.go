@@ -62,6 +62,10 @@ type Metrics struct {
 	CloseLingers    uint64
 	CloseLingerCuts uint64
 
+	// io_uring's SQ found full (docs/reliability.md "Exhaustion"): the queue
+	// was submitted early; must stay 0 in a sound configuration.
+	URingSQFull uint64
+
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
 	DirectResponds uint64 // weir_respond crossings of their own (async handlers, large inline bodies)
@@ -139,6 +143,7 @@ func (e *Engine) Metrics() Metrics {
 			m.TransplantReceived = uint64(cm.transplant_received)
 			m.CloseLingers = uint64(cm.close_lingers)
 			m.CloseLingerCuts = uint64(cm.close_linger_cuts)
+			m.URingSQFull = uint64(cm.uring_sq_full)
 		}
 	}
 	e.life.RUnlock()

@@ -492,6 +492,9 @@ typedef struct weir_metrics {
      * by the reset a close with unread input draws. */
     uint64_t close_lingers;          /* closes that lingered                          */
     uint64_t close_linger_cuts;      /* of those, ended by a bound, not the peer's FIN */
+    uint64_t uring_sq_full;          /* SQEs asked for while the SQ was full: the queue
+                                        was submitted early (an enter more, nothing
+                                        lost; 0 on epoll)                            */
 } weir_metrics;
 
 /* weir_metrics.uring_tier: how the rings run (docs/uring.md). */

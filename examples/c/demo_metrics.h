@@ -61,6 +61,7 @@ static void demo_print_engine_metrics(const weir_metrics *m) {
     F(transplant_received);
     F(close_lingers);
     F(close_linger_cuts);
+    F(uring_sq_full);
 #undef F
     for (uint32_t i = 0; i < WEIR_CLOSE_REASONS; i++) {
         const char *name = weir_close_reason_name(i);

@@ -51,6 +51,7 @@ void metrics_sum(const WorkerMetrics *const *workers, uint32_t n, weir_metrics *
     full.uring_rearms = s[M_URING_REARMS];
     full.transplant_detached = s[M_TRANSPLANT_DETACHED];
     full.transplant_received = s[M_TRANSPLANT_RECEIVED];
+    full.uring_sq_full = s[M_URING_SQ_FULL];
     for (uint32_t r = 0; r < WEIR_CLOSE_REASONS; r++)
         full.closes[r] = s[M_CLOSES + r];
     size_t len = out->size < sizeof full ? out->size : sizeof full;

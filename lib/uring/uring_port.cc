@@ -110,7 +110,8 @@ int UringPort::init(Worker &w) {
             p.flags |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
         else
             attempt = 2;
-        rc = uring_hooks().setup_enomem.load() ? -ENOMEM : io_uring_queue_init_params(kSqEntries, &ring_, &p);
+        uint32_t sq = uring_hooks().sq_entries.load();
+        rc = uring_hooks().setup_enomem.load() ? -ENOMEM : io_uring_queue_init_params(sq ? sq : kSqEntries, &ring_, &p);
         if (rc == 0) {
             tier_ = attempt == 0 ? WEIR_URING_TIER_DEFER : attempt == 1 ? WEIR_URING_TIER_COOP : WEIR_URING_TIER_BASIC;
             break;
@@ -178,6 +179,7 @@ io_uring_sqe *UringPort::sqe() {
     io_uring_sqe *q = io_uring_get_sqe(&ring_);
     if (q || !ring_thread())
         return q;
+    w_->metrics.add(M_URING_SQ_FULL);
     w_->metrics.add(M_URING_ENTERS);
     io_uring_submit(&ring_);
     return io_uring_get_sqe(&ring_);

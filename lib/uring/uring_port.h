@@ -30,6 +30,9 @@ struct UringHooks {
     // Gather on every wait, light or not (as before the rule), for the arm
     // that shows what the rule saves a lone client.
     std::atomic<bool> always_gather{false};
+    // SQ entries per worker's ring (power of two; 0: the default), so a
+    // pass fills its SQ and submits early.
+    std::atomic<uint32_t> sq_entries{0};
 };
 UringHooks &uring_hooks();
 

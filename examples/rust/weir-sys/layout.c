@@ -47,7 +47,7 @@ int main(void) {
     F(weir_metrics, uring_enters) F(weir_metrics, uring_cq_overflows) F(weir_metrics, uring_nobufs)
     F(weir_metrics, uring_rearms) F(weir_metrics, transplant_detached) F(weir_metrics, transplant_adopted)
     F(weir_metrics, transplant_refused) F(weir_metrics, transplant_in_flight) F(weir_metrics, transplant_received)
-    F(weir_metrics, close_lingers) F(weir_metrics, close_linger_cuts)
+    F(weir_metrics, close_lingers) F(weir_metrics, close_linger_cuts) F(weir_metrics, uring_sq_full)
     F(weir_request, size) F(weir_request, version_minor) F(weir_request, flags) F(weir_request, num_headers)
     F(weir_request, num_trailers) F(weir_request, reserved_) F(weir_request, method) F(weir_request, target)
     F(weir_request, path) F(weir_request, query) F(weir_request, host) F(weir_request, headers)

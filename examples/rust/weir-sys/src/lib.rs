@@ -262,6 +262,7 @@ pub struct weir_metrics {
     pub transplant_received: u64,
     pub close_lingers: u64,
     pub close_linger_cuts: u64,
+    pub uring_sq_full: u64,
 }
 
 #[repr(C)]

@@ -73,7 +73,7 @@ fn field_offsets_match_the_header() {
                        pause_reopen_errors, backend, uring_tier, uring_probed, uring_used, uring_enters,
                        uring_cq_overflows, uring_nobufs, uring_rearms, transplant_detached,
                        transplant_adopted, transplant_refused, transplant_in_flight, transplant_received, close_lingers,
-                       close_linger_cuts }
+                       close_linger_cuts, uring_sq_full }
         weir_request { size, version_minor, flags, num_headers, num_trailers, reserved_, method, target, path,
                        query, host, headers, trailers, body, connection_id }
         weir_answer_t { ex, status, flags, headers, num_headers, body, body_len, result, reserved_ }
