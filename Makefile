@@ -94,7 +94,20 @@ BENCH_C_BINS := $(patsubst bench/%/main.c,$(B)/bench/%,$(filter %.c,$(BENCH_SRCS
 FUZZ_SRCS := $(sort $(wildcard fuzz/*.cc))
 FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.cc=build/fuzz/%)
 
-.PHONY: all lib tests examples bench-tools test run install uninstall fuzz fuzz-smoke bench clean bootstrap
+# The differential target (fuzz/diff.cc) and its corpus replay
+# (tests/unit/http1/test_diff_corpus.cc) also need llhttp's generated C, built
+# beside the project and never committed: Debian's node-llhttp (which
+# scripts/bootstrap installs) puts it in /usr/share/llhttp; point LLHTTP_SRC
+# and LLHTTP_INC elsewhere for another copy (llhttp's release branch: src/, include/).
+LLHTTP_SRC ?= /usr/share/llhttp
+LLHTTP_INC ?= /usr/share/include/llhttp
+LLHTTP_C := $(addprefix $(LLHTTP_SRC)/,llhttp.c api.c http.c)
+HAVE_LLHTTP := $(if $(filter 4,$(words $(wildcard $(LLHTTP_C) $(LLHTTP_INC)/llhttp.h))),1)
+ifneq ($(HAVE_LLHTTP),1)
+FUZZ_BINS := $(filter-out build/fuzz/diff,$(FUZZ_BINS))
+endif
+
+.PHONY: all lib tests examples bench-tools test run install uninstall fuzz fuzz-smoke fuzz-llhttp-note bench clean bootstrap
 .DEFAULT_GOAL := all
 
 all: lib tests examples bench-tools
@@ -130,7 +143,19 @@ $(SO_LINK): $(SO_NAME)
 # Unit and integration tests link the static library: they may reach internals.
 $(B)/tests/unit/%: tests/unit/%.cc $(STATIC) $(TEST_SUPPORT_OBJS)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC) -lcmocka $(LDLIBS)
+	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) $(UNIT_EXTRA) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJS) $(UNIT_EXTRA_OBJS) $(STATIC) -lcmocka $(LDLIBS)
+
+# llhttp (strict mode, as the differential fuzz target builds it) for the
+# replay of fuzz/corpus/diff; without it that test skips and says why.
+LLHTTP_OBJS := $(addprefix $(B)/obj/llhttp/,llhttp.o api.o http.o)
+$(B)/obj/llhttp/%.o: $(LLHTTP_SRC)/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(OPT) -g -w $(SANFLAGS) -DLLHTTP_STRICT_MODE=1 -I$(LLHTTP_INC) -c $< -o $@
+ifeq ($(HAVE_LLHTTP),1)
+$(B)/tests/unit/http1/test_diff_corpus: UNIT_EXTRA := -DWEIR_HAVE_LLHTTP -I$(LLHTTP_INC)
+$(B)/tests/unit/http1/test_diff_corpus: UNIT_EXTRA_OBJS := $(LLHTTP_OBJS)
+$(B)/tests/unit/http1/test_diff_corpus: $(LLHTTP_OBJS)
+endif
 
 $(B)/tests/integration/%: tests/integration/%.cc $(STATIC) $(TEST_SUPPORT_OBJS)
 	@mkdir -p $(dir $@)
@@ -210,11 +235,26 @@ build/fuzz/%: fuzz/%.cc $(FUZZ_LIB_SRCS) $(FUZZ_HEADERS)
 	@if [ -z "$(CLANGXX)" ]; then echo "clang++ not found: run scripts/bootstrap"; exit 1; fi
 	$(CLANGXX) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRCS) $(LDLIBS)
 
-fuzz: $(FUZZ_BINS)
+# llhttp instrumented for coverage too, so the fuzzer also explores its states.
+FUZZ_LLHTTP_OBJS := $(addprefix build/fuzz/llhttp/,llhttp.o api.o http.o)
+build/fuzz/llhttp/%.o: $(LLHTTP_SRC)/%.c
+	@mkdir -p $(dir $@)
+	@if [ -z "$(CLANGXX)" ]; then echo "clang++ not found: run scripts/bootstrap"; exit 1; fi
+	$(CLANGXX) -x c -std=gnu11 -O1 -g -w -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+	    -DLLHTTP_STRICT_MODE=1 -I$(LLHTTP_INC) -c $< -o $@
+
+build/fuzz/diff: fuzz/diff.cc $(FUZZ_LIB_SRCS) $(FUZZ_HEADERS) $(FUZZ_LLHTTP_OBJS)
+	@mkdir -p $(dir $@)
+	$(CLANGXX) $(FUZZ_FLAGS) -I$(LLHTTP_INC) -o $@ $< $(FUZZ_LIB_SRCS) $(FUZZ_LLHTTP_OBJS) $(LDLIBS)
+
+fuzz-llhttp-note:
+	@if [ "$(HAVE_LLHTTP)" != 1 ]; then echo "fuzz: diff skipped: llhttp's C sources not found in $(LLHTTP_SRC) and $(LLHTTP_INC) (scripts/bootstrap installs node-llhttp)"; fi
+
+fuzz: $(FUZZ_BINS) fuzz-llhttp-note
 	@scripts/run-fuzz $(FUZZ_TIME) $(FUZZ_BINS)
 
 # A few seconds each, from make test when clang is present.
-fuzz-smoke: $(FUZZ_BINS)
+fuzz-smoke: $(FUZZ_BINS) fuzz-llhttp-note
 	@scripts/run-fuzz 5 $(FUZZ_BINS)
 
 bench: bootstrap

@@ -42,7 +42,8 @@ func (r *Request) Path() string { return view(r.r.path) }
 // Query is the query without its '?', "" when absent.
 func (r *Request) Query() string { return view(r.r.query) }
 
-// Host is the Host field value.
+// Host is the Host field value, or the target's authority when the
+// request-target is in absolute-form (RFC 9112 3.2.2).
 func (r *Request) Host() string { return view(r.r.host) }
 
 // ProtoMinor is 1 for HTTP/1.1 and 0 for HTTP/1.0.

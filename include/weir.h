@@ -180,7 +180,9 @@ typedef struct weir_http1_request {
     weir_str_t target; /* the whole request-target                                */
     weir_str_t path;   /* origin/absolute form: the path ("/" when absent); else empty */
     weir_str_t query;  /* after '?', without it; empty when absent                */
-    weir_str_t host;   /* the Host field value (empty view when absent)           */
+    weir_str_t host;   /* the Host field value (empty view when absent); with an
+                          absolute-form target, the target's authority instead
+                          (RFC 9112 3.2.2: Host is then ignored)               */
     uint64_t content_length; /* when body_kind == WEIR_BODY_LENGTH                */
     weir_header_t *headers;  /* the caller's array                                */
 } weir_http1_request;

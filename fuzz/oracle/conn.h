@@ -5,7 +5,11 @@
 // another pool) at the request boundaries its schedule asks for.
 // Input: byte 0 = number of schedule bytes (mod 32), then the schedule (each
 // byte a piece length 1..256), then the stream. Answers go out in reverse
-// order within each batch on the split side, to exercise reordering.
+// order within each batch on the split side, to exercise reordering. On the
+// split and moved sides the transport also takes short writes: each round it
+// accepts at most the next schedule length (1..256 bytes) of output, then
+// says EAGAIN (a lend returned with 0), so output stays queued across reads,
+// answers and moves and must still come out byte for byte.
 // The oracle lives in this header so fuzz/conn.cc (the libFuzzer entry) and
 // tests/unit/conn/test_conn_corpus.cc (which replays fuzz/corpus/conn) share it.
 #pragma once
@@ -27,7 +31,7 @@ namespace conn_fuzz {
 // and, at its next request boundary, detached and adopted by a Conn of
 // another pool with another buffer size, which must change nothing.
 inline std::string run(const uint8_t *data, size_t size, const std::vector<size_t> &cuts, bool reverse,
-                       const char **err, bool moves = false) {
+                       const char **err, bool moves = false, bool short_writes = false) {
     weir::ConnSettings s[2];
     for (int i = 0; i < 2; ++i) {
         weir::http1::limits_default(&s[i].limits);
@@ -41,7 +45,7 @@ inline std::string run(const uint8_t *data, size_t size, const std::vector<size_
     std::unique_ptr<weir::Conn> conn(new weir::Conn(s[0], pools[0], 1));
     bool move_asked = false;
     std::string out;
-    size_t off = 0, ci = 0;
+    size_t off = 0, ci = 0, wi = 0;
     for (int rounds = 0; rounds < 100000; ++rounds) {
         weir::Conn &c = *conn;
         size_t piece = ci < cuts.size() ? cuts[ci++] : size - off;
@@ -74,14 +78,23 @@ inline std::string run(const uint8_t *data, size_t size, const std::vector<size_
                 *err = "respond refused a valid answer";
         }
         iovec iov[2];
-        while (size_t k = c.output_iov(iov, 2)) {
+        // The socket's room this round: all of it, or a schedule length.
+        size_t room = short_writes && !cuts.empty() ? cuts[wi++ % cuts.size()] : SIZE_MAX;
+        while (room > 0) {
+            size_t k = c.output_iov(iov, 2);
+            if (k == 0)
+                break;
             size_t t = 0;
-            for (size_t i = 0; i < k; ++i) {
-                out.append(static_cast<char *>(iov[i].iov_base), iov[i].iov_len);
-                t += iov[i].iov_len;
+            for (size_t i = 0; i < k && t < room; ++i) {
+                size_t n = std::min(iov[i].iov_len, room - t);
+                out.append(static_cast<char *>(iov[i].iov_base), n);
+                t += n;
             }
             c.on_written(t);
+            room -= t;
         }
+        if (room == 0 && c.output_iov(iov, 2))
+            c.on_written(0); // EAGAIN: the lend comes back with nothing written
         if (move_asked && c.detachable()) {
             weir::ConnImage img;
             if (!c.detach(img)) {
@@ -95,7 +108,8 @@ inline std::string run(const uint8_t *data, size_t size, const std::vector<size_
             move_asked = false;
             continue; // the adopter parses what waited
         }
-        if (c.wants_close() || (off >= size && batch.empty()))
+        // Done once no more will be read and everything queued is out.
+        if ((c.wants_close() || (off >= size && batch.empty())) && c.output_pending() == 0)
             break;
     }
     size_t p;
@@ -124,8 +138,8 @@ inline const char *one(const uint8_t *data, size_t size) {
     size_t n = size - 1 - k;
     const char *err = nullptr;
     std::string whole = run(stream, n, {}, false, &err);
-    std::string split = run(stream, n, cuts, true, &err);
-    std::string moved = run(stream, n, cuts, false, &err, true);
+    std::string split = run(stream, n, cuts, true, &err, false, true);
+    std::string moved = run(stream, n, cuts, false, &err, true, true);
     if (err)
         return err;
     if (whole != split)

@@ -125,6 +125,17 @@ int check_semantics(weir_http1_request *req, const weir_header_t *h, size_t n, c
             return WEIR_E_BAD_HOST;
         req->host = v;
     }
+    // RFC 9112 3.2.2: with an absolute-form target the origin server MUST
+    // ignore Host and use the target's authority, so a handler that routes
+    // on host cannot be told one name by the request line and another by
+    // the field. The field is still required and checked above (3.2).
+    if (req->target_form == WEIR_TARGET_ABSOLUTE) [[unlikely]] {
+        const char *t = req->target.ptr, *end = t + req->target.len;
+        const char *a = t + (t[4] == ':' ? 7 : 8), *q = a; // "http://" or "https://"
+        while (q < end && *q != '/' && *q != '?')
+            q++;
+        req->host = {a, static_cast<size_t>(q - a)};
+    }
 
     if (has(kFieldTransferEncoding)) {
         if (has(kFieldContentLength))

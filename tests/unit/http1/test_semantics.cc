@@ -37,6 +37,31 @@ static void test_semantics_host_syntax(void **) {
     }
 }
 
+// RFC 9112 3.2.2: an absolute-form target's authority is the host, whatever
+// Host says (a handler routing on host would otherwise see the field's name
+// while the request line names another: the Host-confusion class); Host is
+// still required and checked (3.2).
+static void test_semantics_host_absolute_form(void **) {
+    struct {
+        const char *target, *field, *want;
+    } cases[] = {
+        {"http://a.example/x", "b.example", "a.example"},
+        {"HTTPS://a.example:8443?q", "a.example", "a.example:8443"},
+        {"http://[::1]:80", "b", "[::1]:80"},
+        {"https://a", "", "a"},
+    };
+    for (const auto &c : cases) {
+        std::string s = std::string("GET ") + c.target + " HTTP/1.1\r\nHost: " + c.field + "\r\n\r\n";
+        CHECK_REQ_LIM(s, kHead, defaults());
+        assert_string_equal(str(head(s).host).c_str(), c.want);
+    }
+    assert_string_equal(str(head("GET /x HTTP/1.1\r\nHost: b.example\r\n\r\n").host).c_str(), "b.example");
+    assert_string_equal(str(head("GET http://a/ HTTP/1.0\r\n\r\n").host).c_str(), "a");
+    CHECK_REQ("GET http://a/ HTTP/1.1\r\n\r\n", WEIR_E_MISSING_HOST);
+    CHECK_REQ("GET http://a/ HTTP/1.1\r\nHost: a b\r\n\r\n", WEIR_E_BAD_HOST);
+    CHECK_REQ("GET http://a/ HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", WEIR_E_DUPLICATE_HOST);
+}
+
 // valid_host (the Host fast path: one or two loads ending at the value's
 // end) answers as valid_authority for every byte at every position of values
 // of 1..34 bytes, with and without a colon and port, in exact-size heap
@@ -189,6 +214,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_semantics_host_required),      cmocka_unit_test(test_semantics_host_syntax),
         cmocka_unit_test(test_semantics_host_fast_path),
+        cmocka_unit_test(test_semantics_host_absolute_form),
         cmocka_unit_test(test_semantics_content_length),     cmocka_unit_test(test_semantics_transfer_encoding),
         cmocka_unit_test(test_semantics_expect),             cmocka_unit_test(test_semantics_connection),
         cmocka_unit_test(test_semantics_upgrade),

@@ -1,0 +1,419 @@
+// The disagreements between weir and llhttp that the differential oracle
+// (fuzz/oracle/diff.h) accepts as expected: each a deliberate strictness of
+// weir, or a strictness of llhttp's that RFC 9110/9112 does not ask for,
+// with its reference. docs/fuzzing.md lists them with what the fuzzer found.
+//
+// Each class is keyed on what the two said (weir's code, llhttp's errno) and
+// checks the input for the reason it names, mostly on the side that
+// accepted (its fields say what was there) or at the byte llhttp refused;
+// a disagreement that no class explains is a finding.
+#pragma once
+#include <cctype>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "diff_llhttp.h"
+#include "weir.h"
+
+namespace diff_fuzz {
+
+struct StrictClass {
+    const char *id;
+    const char *rule; // what the stricter side does
+    const char *ref;  // where the RFCs allow it
+    bool (*match)(const std::string &in, const Message &w, const Message &l);
+};
+
+namespace cls {
+
+inline char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
+inline bool ieq(const std::string &a, const char *b) {
+    const size_t n = strlen(b);
+    if (a.size() != n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (lower(a[i]) != b[i])
+            return false;
+    return true;
+}
+inline bool tchar(unsigned char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+inline bool token(const std::string &s) {
+    if (s.empty())
+        return false;
+    for (unsigned char c : s)
+        if (!tchar(c))
+            return false;
+    return true;
+}
+inline std::string trim(const std::string &s) {
+    size_t a = 0, b = s.size();
+    while (a < b && (s[a] == ' ' || s[a] == '\t'))
+        a++;
+    while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t'))
+        b--;
+    return s.substr(a, b - a);
+}
+inline size_t count(const std::vector<Field> &fs, const char *name) {
+    size_t n = 0;
+    for (const Field &f : fs)
+        n += ieq(f.name, name);
+    return n;
+}
+// Every comma-separated element of every field called name, OWS trimmed,
+// empty ones included.
+inline std::vector<std::string> elements(const std::vector<Field> &fs, const char *name) {
+    std::vector<std::string> out;
+    for (const Field &f : fs) {
+        if (!ieq(f.name, name))
+            continue;
+        size_t p = 0;
+        for (;;) {
+            size_t e = f.value.find(',', p);
+            out.push_back(trim(f.value.substr(p, e == std::string::npos ? std::string::npos : e - p)));
+            if (e == std::string::npos)
+                break;
+            p = e + 1;
+        }
+    }
+    return out;
+}
+// The bytes after the empty lines before the request line.
+inline size_t line_start(const std::string &in) {
+    size_t s = 0;
+    while (in.compare(s, 2, "\r\n") == 0)
+        s += 2;
+    return s;
+}
+// The input's request line is exactly what llhttp reported, in the syntax
+// RFC 9112 3 gives: method SP request-target SP HTTP-version CRLF.
+inline bool canonical_line(const std::string &in, const Message &l) {
+    std::string want = l.method + " " + l.target + " HTTP/" + std::to_string(l.major) + "." +
+                       std::to_string(l.minor) + "\r\n";
+    return in.compare(line_start(in), want.size(), want) == 0;
+}
+// The head as llhttp delimited it (the whole input when it did not say).
+inline std::string head(const std::string &in, const Message &m) {
+    return in.substr(0, m.head_end ? m.head_end : in.size());
+}
+inline bool has_bare_lf(const std::string &s) {
+    for (size_t i = 0; i < s.size(); i++)
+        if (s[i] == '\n' && (i == 0 || s[i - 1] != '\r'))
+            return true;
+    return false;
+}
+inline bool has_bare_cr(const std::string &s) {
+    for (size_t i = 0; i < s.size(); i++)
+        if (s[i] == '\r' && (i + 1 == s.size() || s[i + 1] != '\n'))
+            return true;
+    return false;
+}
+
+// The chunk-size lines of a chunked body that one side accepted
+// (m.head_end to m.msg_end): where the digits start, where they end (the
+// extensions start), where the CR is.
+struct ChunkLine {
+    size_t digits, ext, cr;
+};
+inline std::vector<ChunkLine> chunk_lines(const std::string &in, const Message &m) {
+    std::vector<ChunkLine> out;
+    size_t p = m.head_end;
+    while (p < m.msg_end) {
+        const size_t d = p;
+        uint64_t size = 0;
+        for (; p < in.size() && isxdigit(static_cast<unsigned char>(in[p])); p++) {
+            const char c = lower(in[p]);
+            size = size * 16 + static_cast<uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+        }
+        size_t e = in.find('\r', p);
+        if (e == std::string::npos || e >= m.msg_end)
+            break;
+        out.push_back({d, p, e});
+        if (size == 0)
+            break; // the trailer section follows
+        p = e + 2 + size + 2;
+    }
+    return out;
+}
+// Where the last chunk's line ends (the trailer section starts there).
+inline size_t trailers_start(const std::string &in, const Message &m) {
+    auto lines = chunk_lines(in, m);
+    return lines.empty() ? m.msg_end : lines.back().cr + 2;
+}
+// An extension element with no name (";;", "; =x", a ';' at the end).
+inline bool empty_ext_name(const std::string &in, const ChunkLine &c) {
+    for (size_t i = c.ext; i < c.cr; i++) {
+        if (in[i] != ';')
+            continue;
+        size_t j = i + 1;
+        while (j < c.cr && (in[j] == ' ' || in[j] == '\t'))
+            j++;
+        if (j == c.cr || !tchar(static_cast<unsigned char>(in[j])))
+            return true;
+    }
+    return false;
+}
+inline std::string htab_to_sp(std::string s) {
+    for (char &c : s)
+        if (c == '\t')
+            c = ' ';
+    return s;
+}
+
+inline bool llhttp_method(const std::string &m) {
+    static const char *const kMethods[] = {
+#define XX(num, name, string) #string,
+        HTTP_METHOD_MAP(XX)
+#undef XX
+    };
+    for (const char *k : kMethods)
+        if (m == k)
+            return true;
+    return false;
+}
+
+inline bool refuse_accept(const Message &w, const Message &l, int code) {
+    return w.verdict == Verdict::Refuse && l.verdict == Verdict::Accept && w.code == code;
+}
+inline bool accept_refuse(const Message &w, const Message &l) {
+    return w.verdict == Verdict::Accept && l.verdict == Verdict::Refuse;
+}
+
+} // namespace cls
+
+// The list. Weir refuses, llhttp accepts: weir is stricter (never a
+// smuggling risk for weir: it answers 4xx/5xx and closes). Weir accepts,
+// llhttp refuses: each case below was checked against the RFC text.
+inline const std::vector<StrictClass> &classes() {
+    using namespace cls;
+    static const std::vector<StrictClass> k = {
+        // ---- weir stricter
+        {"request-line-syntax",
+         "weir refuses a request line that is not exactly method SP target SP HTTP-version CRLF "
+         "(HTTP/0.9 lines without a version, two SPs, a bare LF ending the line)",
+         "RFC 9112 3 (request-line grammar; recipients SHOULD NOT autocorrect), 2.2",
+         [](const std::string &in, const Message &w, const Message &l) {
+             return w.verdict == Verdict::Refuse && l.verdict == Verdict::Accept &&
+                    (w.code == WEIR_E_BAD_REQUEST_LINE || w.code == WEIR_E_BAD_VERSION ||
+                     w.code == WEIR_E_BAD_LINE_ENDING || w.code == WEIR_E_BAD_TARGET ||
+                     w.code == WEIR_E_BAD_METHOD) &&
+                    !canonical_line(in, l);
+         }},
+        {"leading-empty-lines", "weir skips at most 4 empty lines before the request line",
+         "RFC 9112 2.2 (SHOULD ignore at least one)",
+         [](const std::string &in, const Message &w, const Message &l) {
+             return refuse_accept(w, l, WEIR_E_BAD_REQUEST_LINE) && line_start(in) > 8;
+         }},
+        {"bare-lf", "weir refuses a bare LF as a line end in the head",
+         "RFC 9112 2.2 (a recipient MAY take LF alone as a line end)",
+         [](const std::string &in, const Message &w, const Message &l) {
+             return refuse_accept(w, l, WEIR_E_BAD_LINE_ENDING) && has_bare_lf(head(in, l));
+         }},
+        {"obs-fold", "weir refuses obs-fold (a field line starting with SP or HTAB), in trailers too",
+         "RFC 9112 5.2 (a server MUST reject it or replace it with SP)",
+         [](const std::string &in, const Message &w, const Message &l) {
+             const std::string h = in.substr(0, l.msg_end);
+             return refuse_accept(w, l, WEIR_E_OBS_FOLD) &&
+                    (h.find("\n ") != std::string::npos || h.find("\n\t") != std::string::npos);
+         }},
+        {"host-missing", "weir refuses an HTTP/1.1 request without Host", "RFC 9112 3.2 (MUST 400)",
+         [](const std::string &, const Message &w, const Message &l) {
+             return refuse_accept(w, l, WEIR_E_MISSING_HOST) && l.minor == 1 && count(l.fields, "host") == 0;
+         }},
+        {"host-duplicate", "weir refuses two or more Host fields", "RFC 9112 3.2 (MUST 400)",
+         [](const std::string &, const Message &w, const Message &l) {
+             return refuse_accept(w, l, WEIR_E_DUPLICATE_HOST) && count(l.fields, "host") >= 2;
+         }},
+        {"host-invalid", "weir refuses a Host that is not uri-host [\":\" port]",
+         "RFC 9112 3.2 (MUST 400 for an invalid field value), RFC 9110 7.2",
+         [](const std::string &, const Message &w, const Message &l) {
+             return refuse_accept(w, l, WEIR_E_BAD_HOST) && count(l.fields, "host") == 1;
+         }},
+        {"expect-unknown", "weir answers 417 to an expectation other than 100-continue",
+         "RFC 9110 10.1.1 (MAY 417)",
+         [](const std::string &, const Message &w, const Message &l) {
+             if (!refuse_accept(w, l, WEIR_E_EXPECTATION_FAILED))
+                 return false;
+             for (const std::string &e : elements(l.fields, "expect"))
+                 if (!e.empty() && !ieq(e, "100-continue"))
+                     return true;
+             return false;
+         }},
+        {"version-unsupported", "weir answers 505 to versions other than 1.0 and 1.1",
+         "RFC 9110 15.6.6, RFC 9112 2.3",
+         [](const std::string &, const Message &w, const Message &l) {
+             return refuse_accept(w, l, WEIR_E_VERSION_UNSUPPORTED) && !(l.major == 1 && l.minor <= 1);
+         }},
+        {"target-form",
+         "weir takes origin-form, absolute-form (http/https, a valid authority, no userinfo), "
+         "authority-form for CONNECT only and * for OPTIONS only",
+         "RFC 9112 3.2, 3.2.3, 3.2.4; RFC 9110 4.2.4 (userinfo: treat as an error)",
+         [](const std::string &in, const Message &w, const Message &l) {
+             return refuse_accept(w, l, WEIR_E_BAD_TARGET) && canonical_line(in, l);
+         }},
+        {"field-name-token", "weir refuses a field name that is not a token (an empty one), in trailers too",
+         "RFC 9110 5.1 (field-name = token)",
+         [](const std::string &, const Message &w, const Message &l) {
+             if (!refuse_accept(w, l, WEIR_E_BAD_HEADER_NAME))
+                 return false;
+             for (const std::vector<Field> *fs : {&l.fields, &l.trailers})
+                 for (const Field &f : *fs)
+                     if (!token(f.name))
+                         return true;
+             return false;
+         }},
+        {"te-empty", "weir refuses a Transfer-Encoding field with no coding in it (llhttp reads no body)",
+         "RFC 9112 6.3 item 4 (chunked not final: MUST 400)",
+         [](const std::string &, const Message &w, const Message &l) {
+             if (!refuse_accept(w, l, WEIR_E_BAD_TRANSFER_ENCODING) || count(l.fields, "transfer-encoding") == 0)
+                 return false;
+             for (const std::string &e : elements(l.fields, "transfer-encoding"))
+                 if (!e.empty())
+                     return false;
+             return true;
+         }},
+        {"chunked-bare-lf", "weir refuses a bare LF ending a line of a chunked body",
+         "RFC 9112 7.1 (chunked lines end in CRLF; RFC errata 7633 rejected allowing LF)",
+         [](const std::string &in, const Message &w, const Message &l) {
+             return refuse_accept(w, l, WEIR_E_BAD_LINE_ENDING) && w.in_body && l.chunked &&
+                    has_bare_lf(in.substr(l.head_end, l.msg_end - l.head_end));
+         }},
+        {"chunk-size-digits", "weir takes at most 16 hex digits of chunk-size, leading zeros included",
+         "RFC 9112 7.1 (recipients MUST anticipate large numerals and prevent overflow)",
+         [](const std::string &in, const Message &w, const Message &l) {
+             if (!refuse_accept(w, l, WEIR_E_BAD_CHUNK) || !l.chunked)
+                 return false;
+             for (const ChunkLine &c : chunk_lines(in, l))
+                 if (c.ext - c.digits > 16)
+                     return true;
+             return false;
+         }},
+        {"chunk-ext-name", "weir refuses a chunk extension without a name (\";;\", \"; =v\")",
+         "RFC 9112 7.1.1 (chunk-ext-name = token)",
+         [](const std::string &in, const Message &w, const Message &l) {
+             if (!refuse_accept(w, l, WEIR_E_BAD_CHUNK) || !l.chunked)
+                 return false;
+             for (const ChunkLine &c : chunk_lines(in, l))
+                 if (empty_ext_name(in, c))
+                     return true;
+             return false;
+         }},
+        {"te-in-http10", "weir refuses Transfer-Encoding in an HTTP/1.0 request",
+         "RFC 9112 6.1 (MUST treat the framing as faulty)",
+         [](const std::string &, const Message &w, const Message &l) {
+             return refuse_accept(w, l, WEIR_E_BAD_TRANSFER_ENCODING) && l.minor == 0 &&
+                    count(l.fields, "transfer-encoding") > 0;
+         }},
+        {"te-syntax",
+         "weir refuses a Transfer-Encoding whose elements are not tokens (with parameters), "
+         "or that names chunked twice",
+         "RFC 9112 6.1, 6.3 item 4 (chunked once, last); RFC 9110 10.1.4",
+         [](const std::string &, const Message &w, const Message &l) {
+             if (!refuse_accept(w, l, WEIR_E_BAD_TRANSFER_ENCODING) || l.minor != 1)
+                 return false;
+             int chunked = 0;
+             for (const std::string &e : elements(l.fields, "transfer-encoding")) {
+                 if (!e.empty() && !token(e))
+                     return true;
+                 chunked += ieq(e, "chunked");
+             }
+             return chunked > 1;
+         }},
+        {"te-unknown-coding", "weir answers 501 to a transfer coding other than chunked (gzip, chunked)",
+         "RFC 9112 6.1 (SHOULD 501)",
+         [](const std::string &, const Message &w, const Message &l) {
+             if (!refuse_accept(w, l, WEIR_E_UNKNOWN_TRANSFER_CODING))
+                 return false;
+             for (const std::string &e : elements(l.fields, "transfer-encoding"))
+                 if (!e.empty() && !ieq(e, "chunked"))
+                     return true;
+             return false;
+         }},
+
+        {"weir-limits", "weir's own bounds, kept even at the diff's large limits: 512 fields, 4 empty lines",
+         "RFC 9110 5.4, RFC 9112 2.2 (a server MAY bound what it reads)",
+         [](const std::string &, const Message &w, const Message &l) {
+             return w.verdict == Verdict::Refuse && l.verdict == Verdict::Accept &&
+                    (w.code == WEIR_E_TOO_MANY_HEADERS || w.code == WEIR_E_HEADERS_TOO_LARGE ||
+                     w.code == WEIR_E_REQUEST_LINE_TOO_LONG || w.code == WEIR_E_CHUNK_EXT_TOO_LONG ||
+                     w.code == WEIR_E_TRAILERS_TOO_LARGE || w.code == WEIR_E_BODY_TOO_LARGE);
+         }},
+
+        // ---- llhttp stricter than the RFCs ask
+        {"method-registry", "llhttp knows a fixed list of methods; weir takes any token",
+         "RFC 9110 9.1 (method = token; the registry is extensible, 16.1)",
+         [](const std::string &, const Message &w, const Message &l) {
+             return accept_refuse(w, l) && (l.code == HPE_INVALID_METHOD || l.code == HPE_INVALID_CONSTANT) &&
+                    !llhttp_method(w.method);
+         }},
+        {"cl-repeated", "llhttp refuses a Content-Length repeated with the same value (\"5, 5\" or two fields)",
+         "RFC 9110 8.6 (a recipient MAY take identical values as one)",
+         [](const std::string &, const Message &w, const Message &l) {
+             return accept_refuse(w, l) &&
+                    (l.code == HPE_UNEXPECTED_CONTENT_LENGTH || l.code == HPE_INVALID_CONTENT_LENGTH) &&
+                    elements(w.fields, "content-length").size() > 1;
+         }},
+        {"cl-htab", "llhttp refuses HTAB as OWS around a Content-Length value",
+         "RFC 9112 5 (field-line = field-name \":\" OWS field-value OWS; OWS includes HTAB)",
+         [](const std::string &in, const Message &w, const Message &l) {
+             return accept_refuse(w, l) && l.code == HPE_INVALID_CONTENT_LENGTH && l.err_pos < in.size() &&
+                    in[l.err_pos] == '\t';
+         }},
+        {"te-empty-element", "llhttp refuses empty list elements in Transfer-Encoding (\"chunked,\")",
+         "RFC 9110 5.6.1 (a recipient MUST parse and ignore empty elements)",
+         [](const std::string &, const Message &w, const Message &l) {
+             if (!accept_refuse(w, l) || l.code != HPE_INVALID_TRANSFER_ENCODING || !w.chunked)
+                 return false;
+             for (const std::string &e : elements(w.fields, "transfer-encoding"))
+                 if (e.empty())
+                     return true;
+             return false;
+         }},
+        {"chunk-ext-grammar",
+         "llhttp refuses BWS around ';' and '=', quoted-pair and obs-text in chunk extensions",
+         "RFC 9112 7.1.1 (chunk-ext with BWS), RFC 9110 5.6.4 (quoted-string)",
+         [](const std::string &in, const Message &w, const Message &l) {
+             if (!accept_refuse(w, l) || !w.chunked || !l.in_body || l.err_pos >= in.size())
+                 return false;
+             // llhttp points at the byte it refused, or (after a skip) just past it.
+             auto odd = [&](size_t i) {
+                 const unsigned char c = static_cast<unsigned char>(in[i]);
+                 return c == ' ' || c == '\t' || c == '\\' || c >= 0x80;
+             };
+             for (const ChunkLine &c : chunk_lines(in, w))
+                 for (size_t i = l.err_pos > c.ext ? l.err_pos - 1 : c.ext; i <= l.err_pos && i < c.cr; i++)
+                     if (odd(i))
+                         return true;
+             return false;
+         }},
+        {"connection-htab", "llhttp does not take HTAB as OWS around Connection tokens (keep-alive\\t)",
+         "RFC 9110 5.6.1, 7.6.1 (list elements with OWS; OWS includes HTAB)",
+         [](const std::string &in, const Message &w, const Message &l) {
+             if (!(w.verdict == Verdict::Accept && l.verdict == Verdict::Accept && w.keep_alive != l.keep_alive))
+                 return false;
+             const std::string sp = htab_to_sp(in);
+             return llhttp_side(sp.data(), sp.size()).keep_alive == w.keep_alive;
+         }},
+        {"trailer-framing-fields",
+         "llhttp applies its Transfer-Encoding/Content-Length rules to trailer fields; weir never "
+         "lets a trailer frame the message",
+         "RFC 9110 6.5.1, 6.5.2 (framing fields cannot be trailers; a recipient may discard them)",
+         [](const std::string &in, const Message &w, const Message &l) {
+             return accept_refuse(w, l) && w.chunked && l.in_body && l.err_pos >= trailers_start(in, w) &&
+                    (count(w.trailers, "transfer-encoding") + count(w.trailers, "content-length")) > 0;
+         }},
+    };
+    return k;
+}
+
+inline const StrictClass *classify(const std::string &in, const Message &w, const Message &l) {
+    for (const StrictClass &c : classes())
+        if (c.match(in, w, l))
+            return &c;
+    return nullptr;
+}
+
+} // namespace diff_fuzz
