@@ -104,6 +104,11 @@ void UringPort::on_recv(Slot &s, const Cqe &c) {
             // The kernel ended it with bytes (a full CQ among other causes).
             w_->metrics.add(M_URING_REARMS);
             arm_recv(s);
+        } else if (!more && st.recv_cancel && st.parked == 0 && !s.eof && !s.input_paused && !st.nobufs) {
+            // Cancelled because bytes were parked, and want_read came (the
+            // Conn took them) before this last CQE: arm_recv found the recv
+            // still armed then and did nothing, so nothing would read again.
+            arm_recv(s);
         }
     }
     if (!more)
