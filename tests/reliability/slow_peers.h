@@ -41,6 +41,7 @@ struct Peer {
     int64_t opened_ms = 0;
     int64_t closed_ms = 0; // 0 while open
     bool reset = false;    // the close was a reset (ECONNRESET), not a FIN
+    size_t sent = 0;       // bytes of its request sent so far
     std::string got;
 };
 
