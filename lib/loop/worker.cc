@@ -133,6 +133,10 @@ void Worker::pass(int timeout_ms) {
         begin_stop();
     flush();
     pause_tick();
+    // The batch's connections count their header deadline from their accept,
+    // not from the wait's end: a pass that served thousands of events can
+    // take tens of ms, which would cut a new client that much short.
+    now_ms_ = mono_ms();
     run_doors();
     flush();
     if (stop_begun_)
