@@ -12,6 +12,7 @@
 #   make uninstall
 #   make fuzz FUZZ_TIME=60
 #   make bench
+#   make soak SOAK_MINUTES=30   the long mixed load with pauses and switches (docs/reliability.md)
 #   make clean
 #
 # New sources are picked up by wildcard: lib/**/*.cc and capi/*.cc make the
@@ -83,6 +84,10 @@ CAPI_SRCS := $(sort $(wildcard tests/capi/test_*.c))
 TEST_BINS := $(UNIT_SRCS:%.cc=$(B)/%) $(INTEG_SRCS:%.cc=$(B)/%) $(RELIAB_SRCS:%.cc=$(B)/%) $(CAPI_SRCS:%.c=$(B)/%)
 TEST_SUPPORT := $(sort $(wildcard tests/support/*.cc))
 TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.cc=$(B)/obj/%.o)
+# The reliability suite's own helpers (the mixed load, the leak checks):
+# every tests/reliability/*.cc that is not a test, linked into its tests only.
+RELIAB_HELPERS := $(filter-out tests/reliability/test_%,$(sort $(wildcard tests/reliability/*.cc)))
+RELIAB_HELPER_OBJS := $(RELIAB_HELPERS:%.cc=$(B)/obj/%.o)
 
 EXAMPLE_C := $(sort $(wildcard examples/c/*.c))
 EXAMPLE_BINS := $(patsubst examples/c/%.c,$(B)/bin/%,$(EXAMPLE_C))
@@ -107,7 +112,7 @@ ifneq ($(HAVE_LLHTTP),1)
 FUZZ_BINS := $(filter-out build/fuzz/diff,$(FUZZ_BINS))
 endif
 
-.PHONY: all lib tests examples bench-tools test run install uninstall fuzz fuzz-smoke fuzz-llhttp-note bench clean bootstrap
+.PHONY: all lib tests examples bench-tools test run install uninstall fuzz fuzz-smoke fuzz-llhttp-note bench soak clean bootstrap
 .DEFAULT_GOAL := all
 
 all: lib tests examples bench-tools
@@ -120,8 +125,12 @@ $(B)/obj/%.o: %.cc
 
 # The test fixtures see cmocka (tests/cmocka_cxx.h): they skip a test themselves.
 # Kept between builds (make would delete them as intermediates of the test binaries).
-.SECONDARY: $(TEST_SUPPORT_OBJS)
+.SECONDARY: $(TEST_SUPPORT_OBJS) $(RELIAB_HELPER_OBJS)
 $(B)/obj/tests/support/%.o: tests/support/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/obj/tests/reliability/%.o: tests/reliability/%.cc
 	@mkdir -p $(dir $@)
 	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -MMD -MP -c $< -o $@
 
@@ -163,9 +172,9 @@ $(B)/tests/integration/%: tests/integration/%.cc $(STATIC) $(TEST_SUPPORT_OBJS)
 
 # The reliability suite (docs/reliability.md): abuse, exhaustion, races, leaks.
 # CI-sized by default; make soak runs the same binaries long.
-$(B)/tests/reliability/%: tests/reliability/%.cc $(STATIC) $(TEST_SUPPORT_OBJS)
+$(B)/tests/reliability/%: tests/reliability/%.cc $(STATIC) $(TEST_SUPPORT_OBJS) $(RELIAB_HELPER_OBJS)
 	@mkdir -p $(dir $@)
-	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJS) $(STATIC) -lcmocka $(LDLIBS)
+	$(CXX) $(CPPFLAGS) -Itests $(CXXFLAGS) -MMD -MP -o $@ $< $(TEST_SUPPORT_OBJS) $(RELIAB_HELPER_OBJS) $(STATIC) -lcmocka $(LDLIBS)
 
 # ABI tests are plain C against the shared library, as a consumer would be.
 $(B)/tests/capi/%: tests/capi/%.c $(SO_LINK)
@@ -260,6 +269,15 @@ fuzz-smoke: $(FUZZ_BINS) fuzz-llhttp-note
 bench: bootstrap
 	$(MAKE) all
 	@scripts/run-bench
+
+# The soak (docs/reliability.md, "The soak"): tests/reliability/test_soak's
+# mixed load for SOAK_MINUTES on epoll and io_uring alternating, with
+# pause/resume cycles and switches, then the leak and conservation checks;
+# the report goes to build/soak/report.md.
+SOAK_MINUTES ?= 30
+soak: bootstrap
+	$(MAKE) -j$(JOBS) all SAN=$(SAN)
+	@scripts/run-soak $(B) $(SOAK_MINUTES)
 
 clean:
 	rm -rf build
