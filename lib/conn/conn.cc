@@ -50,7 +50,13 @@ int Conn::respond(Exchange *x, int status, const weir_header_t *headers, size_t 
     bool keep = (r.flags & WEIR_REQ_KEEP_ALIVE) != 0;
     http1::ResponseShape shape;
     shape.head = is_head_method(r.method);
-    shape.close = !keep || (flags & WEIR_RESPOND_CLOSE) || (flags_ & kClosing);
+    // A close this request did not ask for (the engine's shutdown, the peer's
+    // FIN) waits for every request already parsed: their handlers ran, and
+    // their answers are owed. So only the last one says Connection: close
+    // and finishes the connection; one that did not would drop the answers
+    // after it (WEIR_E_GONE to a deferred handler that had done the work).
+    bool last = x->seq + 1 == s.parse_seq;
+    shape.close = !keep || (flags & WEIR_RESPOND_CLOSE) || ((flags_ & kClosing) && last);
     shape.keep_alive_10 = keep && r.version_minor == 0;
     uint32_t reason = !keep ? WEIR_CLOSE_NOT_KEEP_ALIVE
                             : (flags & WEIR_RESPOND_CLOSE) ? WEIR_CLOSE_HANDLER : close_reason_;
