@@ -37,7 +37,8 @@
 #endif
 #endif
 #ifdef WEIR_ASAN
-#include <sanitizer/allocator_interface.h>
+// sanitizer/allocator_interface.h's, declared here: GCC does not ship the header.
+extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 using namespace testnet;
