@@ -333,7 +333,22 @@ inline const std::vector<StrictClass> &classes() {
              return false;
          }},
 
-        {"weir-limits", "weir's own bounds, kept even at the diff's large limits: 512 fields, 4 empty lines",
+        {"connection-close-wins",
+         "weir closes an HTTP/1.0 connection whose Connection names both close and keep-alive "
+         "(llhttp keeps it: for 1.0 it looks at keep-alive only)",
+         "RFC 9112 9.3 (close is checked first: the connection does not persist)",
+         [](const std::string &, const Message &w, const Message &l) {
+             if (!(w.verdict == Verdict::Accept && l.verdict == Verdict::Accept && w.minor == 0 && !w.keep_alive &&
+                   l.keep_alive))
+                 return false;
+             bool close = false, keep = false;
+             for (const std::string &e : elements(w.fields, "connection")) {
+                 close |= ieq(e, "close");
+                 keep |= ieq(e, "keep-alive");
+             }
+             return close && keep;
+         }},
+        {"weir-limits", "weir's own bounds, kept even at the diff's large limits (512 fields)",
          "RFC 9110 5.4, RFC 9112 2.2 (a server MAY bound what it reads)",
          [](const std::string &, const Message &w, const Message &l) {
              return w.verdict == Verdict::Refuse && l.verdict == Verdict::Accept &&
