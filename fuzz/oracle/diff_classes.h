@@ -333,7 +333,39 @@ inline const std::vector<StrictClass> &classes() {
              return false;
          }},
 
-        {"weir-limits", "weir's own bounds, kept even at the diff's large limits: 512 fields, 4 empty lines",
+        {"chunk-ext-value", "weir refuses a chunk extension with '=' and no value (\";a=\")",
+         "RFC 9112 7.1.1 (chunk-ext-val = token / quoted-string)",
+         [](const std::string &in, const Message &w, const Message &l) {
+             if (!refuse_accept(w, l, WEIR_E_BAD_CHUNK) || !l.chunked)
+                 return false;
+             for (const ChunkLine &c : chunk_lines(in, l))
+                 for (size_t i = c.ext; i < c.cr; i++) {
+                     if (in[i] != '=')
+                         continue;
+                     size_t j = i + 1;
+                     while (j < c.cr && (in[j] == ' ' || in[j] == '\t'))
+                         j++;
+                     if (j == c.cr || in[j] == ';')
+                         return true;
+                 }
+             return false;
+         }},
+        {"connection-close-wins",
+         "weir closes an HTTP/1.0 connection whose Connection names both close and keep-alive "
+         "(llhttp keeps it: for 1.0 it looks at keep-alive only)",
+         "RFC 9112 9.3 (close is checked first: the connection does not persist)",
+         [](const std::string &, const Message &w, const Message &l) {
+             if (!(w.verdict == Verdict::Accept && l.verdict == Verdict::Accept && w.minor == 0 && !w.keep_alive &&
+                   l.keep_alive))
+                 return false;
+             bool close = false, keep = false;
+             for (const std::string &e : elements(w.fields, "connection")) {
+                 close |= ieq(e, "close");
+                 keep |= ieq(e, "keep-alive");
+             }
+             return close && keep;
+         }},
+        {"weir-limits", "weir's own bounds, kept even at the diff's large limits (512 fields)",
          "RFC 9110 5.4, RFC 9112 2.2 (a server MAY bound what it reads)",
          [](const std::string &, const Message &w, const Message &l) {
              return w.verdict == Verdict::Refuse && l.verdict == Verdict::Accept &&
@@ -387,6 +419,19 @@ inline const std::vector<StrictClass> &classes() {
                  for (size_t i = l.err_pos > c.ext ? l.err_pos - 1 : c.ext; i <= l.err_pos && i < c.cr; i++)
                      if (odd(i))
                          return true;
+             return false;
+         }},
+        {"chunk-ext-after-value",
+         "llhttp 8.1 refuses any chunk extension after one with a token value (\";a=b;c\": it goes back "
+         "to reading the size)",
+         "RFC 9112 7.1.1 (chunk-ext = *( BWS \";\" BWS chunk-ext-name [ BWS \"=\" BWS chunk-ext-val ] ))",
+         [](const std::string &in, const Message &w, const Message &l) {
+             if (!accept_refuse(w, l) || !w.chunked || l.code != HPE_INVALID_CHUNK_SIZE || l.err_pos == 0)
+                 return false;
+             for (const ChunkLine &c : chunk_lines(in, w))
+                 if (l.err_pos > c.ext && l.err_pos < c.cr && in[l.err_pos - 1] == ';' &&
+                     in.find('=', c.ext) < l.err_pos - 1)
+                     return true;
              return false;
          }},
         {"connection-htab", "llhttp does not take HTAB as OWS around Connection tokens (keep-alive\\t)",
