@@ -1,6 +1,6 @@
 // Exhaustion: memory under large-header and large-body floods (issue 14).
 // 200 connections on 2 workers each send, in parallel, a head up to the
-// header limits (a request line of ~8 KiB and ~15.6 KiB of fields) or a
+// header limits (a request line of ~8 KiB and ~16 KiB of fields) or a
 // body up to max_body (64 KiB here), all but its last byte, so the server
 // holds every one of them at its largest at once. The allocated bytes
 // (mallinfo2 with one arena; ASan's own count under SAN=1) per connection
