@@ -48,10 +48,10 @@ constexpr uint64_t kDefaultRequests = 1000000;
 // makes for threads that found the others busy (~2.6 KB each, kept for the
 // process; at most one per allocating thread, 6 here) and the TLS blocks
 // of thread stacks it keeps cached (336 bytes each). Measured: +0 to
-// +2,592 bytes after runs of 50,000 to 1,000,000 requests. A leak of two
-// 16 KiB read buffers, or of 16 bytes per 500 of the ~70,000 connections,
-// is over it. With the caches on (the re-exec failed) they may hold up to
-// ~250 KB per long-lived thread.
+// +2,592 bytes after runs of 50,000 to 1,000,000 requests (+0 to +352
+// under ASan). Three leaked 16 KiB read buffers are over it, and so are 16
+// bytes for every 30 of the ~70,000 connections. With the caches on (the
+// re-exec failed) they may hold up to ~250 KB per long-lived thread.
 size_t g_byte_bound = 32 * 1024;
 
 std::string g_netns; // why the private namespace could not be made ("" when it was)
