@@ -350,6 +350,25 @@ inline const std::vector<StrictClass> &classes() {
                  }
              return false;
          }},
+        {"connect-tunnel",
+         "after a CONNECT head llhttp hands the rest to a tunnel; weir, which carries no tunnel, reads a "
+         "body framed by Content-Length or chunked and then closes (it never keeps a CONNECT's connection)",
+         "RFC 9110 9.3.6 (CONNECT content has no defined meaning; what follows is tunnel data)",
+         [](const std::string &, const Message &w, const Message &l) {
+             return l.verdict == Verdict::Accept && l.tunnel && l.method == "CONNECT" && w.in_body &&
+                    w.head_end == l.head_end && !w.keep_alive && w.verdict != Verdict::Accept;
+         }},
+        {"connect-framing",
+         "weir judges a CONNECT's Transfer-Encoding and Content-Length as any request's (400/501); llhttp "
+         "tunnels a CONNECT before it looks at them",
+         "RFC 9112 6.1, 6.3 (the framing rules name no exception for CONNECT)",
+         [](const std::string &, const Message &w, const Message &l) {
+             return w.verdict == Verdict::Refuse && l.verdict == Verdict::Accept && l.tunnel &&
+                    l.method == "CONNECT" && !w.in_body &&
+                    (w.code == WEIR_E_BAD_TRANSFER_ENCODING || w.code == WEIR_E_UNKNOWN_TRANSFER_CODING ||
+                     w.code == WEIR_E_BAD_CONTENT_LENGTH || w.code == WEIR_E_CL_AND_TE) &&
+                    (count(l.fields, "transfer-encoding") + count(l.fields, "content-length")) > 0;
+         }},
         {"connection-close-wins",
          "weir closes an HTTP/1.0 connection whose Connection names both close and keep-alive "
          "(llhttp keeps it: for 1.0 it looks at keep-alive only)",

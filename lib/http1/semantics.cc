@@ -193,7 +193,12 @@ int check_semantics(weir_http1_request *req, const weir_header_t *h, size_t n, c
             return 0;
         });
     }
-    if (v11 ? !close : (keep_alive && !close))
+    // CONNECT (the only request in authority-form) never keeps the
+    // connection: what a client sends after its head is tunnel data (RFC
+    // 9110 9.3.6), which weir does not carry, and a front end that tunnels
+    // it would pass those bytes on unread; parsed here as requests they
+    // would be requests no front end looked at.
+    if ((v11 ? !close : (keep_alive && !close)) && req->target_form != WEIR_TARGET_AUTHORITY)
         req->flags |= WEIR_REQ_KEEP_ALIVE;
     if (upgrade && has(kFieldUpgrade))
         req->flags |= WEIR_REQ_UPGRADE;

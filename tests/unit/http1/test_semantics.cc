@@ -200,6 +200,13 @@ static void test_semantics_connection(void **) {
     assert_false(head(H10("Connection: keep-alive, close\r\n")).flags & WEIR_REQ_KEEP_ALIVE);
     assert_true(head(H11("Host: a\r\nConnection: closed\r\n")).flags & WEIR_REQ_KEEP_ALIVE);
     CHECK_REQ(H11("Host: a\r\nConnection: close\r\n"), kHead);
+    // CONNECT never keeps the connection (bytes after its head are a tunnel's).
+    assert_false(head("CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n").flags & WEIR_REQ_KEEP_ALIVE);
+    assert_false(head("CONNECT a:443 HTTP/1.1\r\nHost: a\r\nConnection: keep-alive\r\n\r\n").flags &
+                 WEIR_REQ_KEEP_ALIVE);
+    assert_false(head("CONNECT a:443 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").flags & WEIR_REQ_KEEP_ALIVE);
+    assert_true(head("OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n").flags & WEIR_REQ_KEEP_ALIVE);
+    assert_true(head("GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n").flags & WEIR_REQ_KEEP_ALIVE);
 }
 
 static void test_semantics_upgrade(void **) {

@@ -25,6 +25,7 @@ struct Seed {
     Framing framing;    // when accepted
     const char *body;   // when accepted: the decoded body
     const char *host;   // when accepted and not null: the request's host view
+    int keep_alive = -1; // when accepted and not -1: whether the connection may carry another request
 };
 
 const Seed kSeeds[] = {
@@ -103,6 +104,9 @@ const Seed kSeeds[] = {
     {"smug_http09", WEIR_E_BAD_REQUEST_LINE},
     // Host and the request-target.
     {"smug_absolute_host_mismatch", kAccept, kNone, "", "a.example"}, // RFC 9112 3.2.2
+    // CONNECT: what follows the head is a tunnel's, never a request (the connection closes).
+    {"smug_connect_pipelined", kAccept, kNone, "", "a.example:443", 0},
+    {"smug_connect_chunked", kAccept, kChunked, "", nullptr, 0},
     {"smug_absolute_no_host", WEIR_E_MISSING_HOST},
     {"smug_absolute_userinfo", WEIR_E_BAD_TARGET},
     {"smug_host_list", WEIR_E_BAD_HOST},
@@ -128,7 +132,8 @@ static void test_smuggling_seeds_answer(void **) {
         const diff_fuzz::Message m = diff_fuzz::weir_side(in.data(), in.size());
         const bool ok = s.want == kAccept
                             ? m.verdict == diff_fuzz::Verdict::Accept && m.chunked == (s.framing == kChunked) &&
-                                  m.body == s.body && (s.framing != kLength || !m.body.empty())
+                                  m.body == s.body && (s.framing != kLength || !m.body.empty()) &&
+                                  (s.keep_alive < 0 || m.keep_alive == (s.keep_alive == 1))
                             : m.verdict == diff_fuzz::Verdict::Refuse && m.code == s.want &&
                                   m.in_body == (strncmp(s.name, "smug_chunk_", 11) == 0);
         if (!ok) {
