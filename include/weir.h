@@ -342,7 +342,10 @@ WEIR_API int weir_engine_start(weir_engine *e);
 WEIR_API int weir_engine_shutdown(weir_engine *e, int64_t grace_ns);
 
 /* Shuts down (grace 0) if needed and frees everything. NULL is a no-op.
- * Control thread, after every driven host has stopped polling. */
+ * Control thread, after every driven host has stopped polling. A foreign
+ * thread still returning from weir_respond on an answer the engine already
+ * took, or another engine's worker still posting a transplanted connection
+ * the ledger shows adopted, is waited for. */
 WEIR_API void weir_engine_destroy(weir_engine *e);
 
 /* Driven mode: the index-th worker (0 <= index < workers). Returns 0, -EINVAL,

@@ -10,7 +10,7 @@
 //   N1 (must lose): T1 with linger_ms = 0: the silent clients are reset.
 //   T2 (positive): a silent dial every 15 ms through the pause: none that
 //      connected before the last close's final 60 ms is lost, and every one
-//      that connected after the clears is accepted within 100 ms.
+//      that connected after the clears is accepted within 100 ms (500 under TSan).
 //   N2 (must lose): T2 without the clear (LingerHooks::skip_clear): the
 //      clients that arrive during the linger are lost.
 //   T3 (positive): T2 with worker 1 acting 800 ms late: each deadline is
@@ -92,6 +92,12 @@ bool near_a_close(const DialResult &r, int64_t at) {
     return false;
 }
 
+// How soon a dial after the clear must be accepted: at once in practice (10 ms
+// at worst in the plain build), and far from the ~1 s TCP_DEFER_ACCEPT hid
+// dials before it. Under TSan, on a loaded 2-core machine, the worker's pass
+// took up to 498 ms: the bound there is 500, still half that second.
+constexpr int kPromptMs = kSlowdown > 1 ? 500 : 100;
+
 DialStats judge(const DialResult &r, const char *arm) {
     DialStats s;
     for (const Dial &d : r.dials) {
@@ -105,7 +111,7 @@ DialStats judge(const DialResult &r, const char *arm) {
             s.after_clear++;
             int64_t lat = d.accepted_at ? d.accepted_at - d.connected_at : 99999;
             s.worst_after_clear = std::max(s.worst_after_clear, lat);
-            if (lat > 100)
+            if (lat > kPromptMs)
                 s.slow_after_clear++;
         }
         if (d.connected_at > r.pause_begin && d.connected_at < r.first_close && !d.ok)
@@ -114,12 +120,13 @@ DialStats judge(const DialResult &r, const char *arm) {
             s.pre_pause_hidden = std::max(s.pre_pause_hidden, d.accepted_at - d.connected_at);
     }
     std::printf("%s: %d dials, pause rc %d over %lld ms, clears at +%lld/+%lld, closes at +%lld/+%lld; "
-                "before the close's last 60 ms %d (lost %d); after the clears %d (accepted in <= 100 ms: %d, "
+                "before the close's last 60 ms %d (lost %d); after the clears %d (accepted in <= %d ms: %d, "
                 "worst %lld ms); lost during the linger %d; longest pre-pause hiding %lld ms\n",
                 arm, s.total, r.pause_rc, (long long)(r.pause_end - r.pause_begin),
                 (long long)(r.clear[0] - r.pause_begin), (long long)(r.clear[1] - r.pause_begin),
                 (long long)(r.close[0] - r.pause_begin), (long long)(r.close[1] - r.pause_begin), s.protected_,
-                s.protected_lost, s.after_clear, s.after_clear - s.slow_after_clear, (long long)s.worst_after_clear,
+                s.protected_lost, s.after_clear, kPromptMs, s.after_clear - s.slow_after_clear,
+                (long long)s.worst_after_clear,
                 s.linger_lost, (long long)s.pre_pause_hidden);
     std::fflush(stdout);
     return s;
