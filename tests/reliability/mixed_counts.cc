@@ -57,6 +57,7 @@ void Counts::add(const Counts &o) {
     connect_errors += o.connect_errors;
     bytes_sent += o.bytes_sent;
     bytes_read += o.bytes_read;
+    silent_wait_max_ms = silent_wait_max_ms > o.silent_wait_max_ms ? silent_wait_max_ms : o.silent_wait_max_ms;
     for (const std::string &n : o.notes)
         if (notes.size() < 20)
             notes.push_back(n);
@@ -64,7 +65,7 @@ void Counts::add(const Counts &o) {
 
 std::string Counts::summary() const {
     std::string s;
-    char line[160];
+    char line[256];
     for (int i = 0; i < kClasses; i++) {
         std::snprintf(line, sizeof line, "  %-15s sent %9llu  verified %9llu  errors %llu\n", class_name(i),
                       (unsigned long long)sent[i], (unsigned long long)verified[i], (unsigned long long)errors[i]);
@@ -75,9 +76,11 @@ std::string Counts::summary() const {
         std::snprintf(line, sizeof line, " %s %llu", end_name(i), (unsigned long long)ends[i]);
         s += line;
     }
-    std::snprintf(line, sizeof line, "\n  requests %llu, answers checked %llu, connections %llu, connect errors %llu\n",
+    std::snprintf(line, sizeof line,
+                  "\n  requests %llu, answers checked %llu, connections %llu, connect errors %llu, longest silent "
+                  "wait %llu ms\n",
                   (unsigned long long)requests(), (unsigned long long)answers(), (unsigned long long)connections,
-                  (unsigned long long)connect_errors);
+                  (unsigned long long)connect_errors, (unsigned long long)silent_wait_max_ms);
     s += line;
     for (const std::string &n : notes)
         s += "  error: " + n + "\n";

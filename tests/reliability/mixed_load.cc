@@ -18,6 +18,7 @@
 #include <memory>
 #include <thread>
 
+#include "mixed_diag.h"
 #include "mixed_requests.h"
 #include "support/net.h"
 
@@ -46,6 +47,7 @@ struct Conn {
     bool want_eof = false; // the last answer said Connection: close: the FIN is due
     int64_t deadline = 0;  // no progress by then: an error
     int64_t give_up_at = 0;
+    int64_t connected_at = 0;
     uint64_t answered = 0; // answers read on this connection
 };
 
@@ -211,6 +213,7 @@ void Runner::on_event(Conn *k, uint32_t ev) {
 
 void Runner::connected(Conn *k) {
     k->connecting = false;
+    k->connected_at = now_ms();
     c.connections++;
     progress(k);
     arm(k, false);
@@ -422,6 +425,7 @@ void Runner::answers(Conn *k) {
 void Runner::eof(Conn *k) {
     if (k->silent_wait) {
         c.verified[kSilentWait]++;
+        c.silent_wait_max_ms = std::max<uint64_t>(c.silent_wait_max_ms, now_ms() - k->connected_at);
         finish(k, false);
     } else if (k->want_eof && k->expect.empty()) {
         c.ends[k->end]++;
@@ -442,6 +446,10 @@ void Runner::scan(int64_t now) {
                 c.notes.push_back("connect timed out");
             c.connect_errors++;
             finish(k, true);
+        } else if (now >= k->deadline && k->silent_wait) {
+            error(k, kSilentWait,
+                  "no close seen within " + std::to_string(now - k->connected_at) + " ms; the server's side: " +
+                      server_side(k->fd) + ", the client's: " + client_side(k->fd));
         } else if (now >= k->deadline) {
             error(k, err_cls(k),
                   "timed out, " + std::to_string(k->expect.size()) + " answers due" +

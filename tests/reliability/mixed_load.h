@@ -65,6 +65,7 @@ struct Counts {
     uint64_t connections = 0;         // connects that succeeded
     uint64_t connect_errors = 0;
     uint64_t bytes_sent = 0, bytes_read = 0;
+    uint64_t silent_wait_max_ms = 0;  // the longest a silent connection waited for the server's close
     std::vector<std::string> notes;   // the first errors, described
     uint64_t requests() const;        // every request started, aborted and reset ones included
     uint64_t answers() const;         // answers read and checked
@@ -83,7 +84,7 @@ struct Options {
     const std::atomic<bool> *stop = nullptr; // ... or once this is true
     uint32_t seed = 1;
     int answer_ms = 10000;      // bound on any wait for an answer, a FIN or a connect
-    int silent_wait_ms = 6000;  // bound on a silent connection's wait for the server's close
+    int silent_wait_ms = 10000; // bound on a silent connection's wait for the server's close (~2 s expected)
 };
 
 // Runs the mix to its bound on o.threads threads and returns when every

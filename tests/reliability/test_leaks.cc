@@ -120,13 +120,22 @@ void print_run(const char *what, const Run &r) {
                       (unsigned long long)r.m.uring_nobufs, (unsigned long long)r.m.uring_rearms);
 }
 
+// A warm-up's errors, said before the assertion that fails on them.
+void assert_no_errors(const char *what, const Run &r) {
+    if (r.c.total_errors() == 0)
+        return;
+    print_message("%s:\n", what);
+    mixed::print_lines(r.c.summary());
+    assert_int_equal(r.c.total_errors(), 0);
+}
+
 void test_leaks_mixed_load(void **) {
     if (!g_netns.empty())
         print_message("note: %s; running in the host's network namespace\n", g_netns.c_str());
     // A warm-up run first: the responder thread, stdio's buffers and glibc's
     // cache of thread stacks reach the size they keep for the process.
     Run warm = serve(20000, mixed::handler, 7);
-    assert_int_equal(warm.c.total_errors(), 0);
+    assert_no_errors("warm-up", warm);
     leakcheck::Baseline b = leakcheck::take();
     Run r = serve(requests_wanted());
     leakcheck::Verdict v = leakcheck::check(b, g_byte_bound);
@@ -166,7 +175,7 @@ void leaky_handler(void *user, weir_exchange *ex) {
 
 void test_leaks_checker_sees_leaks(void **) {
     Run warm = serve(5000, mixed::handler, 9);
-    assert_int_equal(warm.c.total_errors(), 0);
+    assert_no_errors("warm-up", warm);
     g_leaked_fds.reserve(1000);
     g_leaked_blocks.reserve(1000);
     leakcheck::Baseline b = leakcheck::take();
@@ -175,7 +184,7 @@ void test_leaks_checker_sees_leaks(void **) {
     size_t n = g_leaked_fds.size();
     print_message("negative arm [%s]: %zu eventfds and %zu bytes kept over %llu requests; checker: %s\n",
                   test_backend_name(), n, n * kLeakBlock, (unsigned long long)r.c.requests(), v.describe().c_str());
-    assert_int_equal(r.c.total_errors(), 0);
+    assert_no_errors("negative arm's run", r);
     assert_true(n >= 40);
     assert_false(v.fds_ok);
     assert_int_equal(v.fd_delta, static_cast<long>(n));

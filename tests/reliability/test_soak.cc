@@ -18,14 +18,15 @@
 // every next switch reopened them; the same descriptors, and allocated
 // bytes within g_byte_bound, before the engines are made and after both
 // are destroyed; RSS sampled every second.
-// Knobs: WEIR_SOAK_SECONDS (8 s by default: three switches and two
-// aborted pauses; make soak sets SOAK_MINUTES * 60), WEIR_SOAK_REPORT (a
-// path: the Markdown report, soak_report.h), WEIR_SOAK_COMMAND (the
-// command the report says ran it). The binary runs in a private network
-// namespace with net.ipv4.tcp_migrate_req = 1: a handshake that completes
-// between a closing listener's last accept and its close() is otherwise
-// reset by the kernel, out of any listener code's reach
-// (tests/integration/test_switch_churn.cc measured it).
+// Knobs: WEIR_SOAK_SECONDS (8 s by default, a cycle a second, and on past
+// 8 s until two switches and an aborted pause were made, as a loaded
+// machine can be slow to; make soak sets SOAK_MINUTES * 60, a cycle every
+// 3 s), WEIR_SOAK_REPORT (a path: the Markdown report, soak_report.h),
+// WEIR_SOAK_COMMAND (the command the report says ran it). The binary runs
+// in a private network namespace with net.ipv4.tcp_migrate_req = 1: a
+// handshake that completes between a closing listener's last accept and
+// its close() is otherwise reset by the kernel, out of any listener code's
+// reach (tests/integration/test_switch_churn.cc measured it).
 #include <arpa/inet.h>
 
 #include <atomic>
@@ -103,10 +104,12 @@ void failed(soak::Result &r, const std::string &what) {
         r.failures.push_back(what);
 }
 
-// One soak of `seconds`, a cycle every gap_ms. Nothing here asserts while
-// the driver's thread runs (a cmocka failure longjmps past its join): what
-// goes wrong is written into the result's failures.
-soak::Result run(int seconds, int gap_ms) {
+// One soak of at least `seconds`, a cycle every gap_ms, and at least
+// min_switches switches and one aborted pause however slow the machine is
+// (bounded: three times the time asked, and 30 s more). Nothing here asserts
+// while the driver's thread runs (a cmocka failure longjmps past its join):
+// what goes wrong is written into the result's failures.
+soak::Result run(int seconds, int gap_ms, int min_switches) {
     soak::Result r;
     uint32_t be[2] = {test_backend(), other_backend()};
     r.name[0] = backend_name(be[0]);
@@ -117,16 +120,17 @@ soak::Result run(int seconds, int gap_ms) {
     assert_int_equal(weir_engine_pause(e[1]), 0); // B stands by, its listeners closed
     int active = 0;
 
-    std::atomic<bool> done{false};
+    std::atomic<bool> done{false}, stop{false};
     mixed::Options o;
     o.port = port_of(e[0]);
-    o.seconds = seconds;
+    o.stop = &stop;
     o.seed = static_cast<uint32_t>(now_ms());
     std::thread driver([&] {
         r.c = mixed::run(o);
         done = true;
     });
     int64_t t0 = now_ms(), next_sample = t0, next_cycle = t0 + gap_ms;
+    int64_t t_end = t0 + seconds * 1000LL, t_cap = t0 + seconds * 3000LL + 30000;
     uint32_t roll = o.seed;
     bool do_switch = true;
     while (!done.load()) {
@@ -140,7 +144,9 @@ soak::Result run(int seconds, int gap_ms) {
                               (unsigned long long)r.samples.back().requests, r.switches,
                               r.samples.back().rss / 1048576.0);
         }
-        if (now >= next_cycle && now < t0 + seconds * 1000) {
+        if (!stop.load() && ((now >= t_end && r.switches >= min_switches && r.aborted_pauses >= 1) || now >= t_cap))
+            stop = true;
+        if (now >= next_cycle && !stop.load()) {
             if (do_switch) {
                 int rc = weir_engine_switch(e[active], e[1 - active]);
                 if (rc != 0)
@@ -213,12 +219,12 @@ void test_soak_pause_switch_mixed_load(void **) {
     }
     assert_true(write_sysctl("net/ipv4/tcp_migrate_req", "1"));
     int seconds = soak_seconds();
-    soak::Result warm = run(2, 500); // the threads, rings and arenas a run keeps for the process
+    soak::Result warm = run(2, 500, 1); // the threads, rings and arenas a run keeps for the process
     for (const std::string &f : warm.failures)
         print_message("warm-up: %s\n", f.c_str());
     assert_true(warm.failures.empty());
     leakcheck::Baseline b = leakcheck::take();
-    soak::Result r = run(seconds, seconds >= 60 ? 3000 : 1000);
+    soak::Result r = run(seconds, seconds >= 60 ? 3000 : 1000, 2);
     r.leaks = leakcheck::check(b, g_byte_bound);
     r.byte_bound = g_byte_bound;
     if (!r.leaks.fds_ok)
