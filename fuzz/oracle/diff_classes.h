@@ -461,6 +461,21 @@ inline const std::vector<StrictClass> &classes() {
              const std::string sp = htab_to_sp(in);
              return llhttp_side(sp.data(), sp.size()).keep_alive == w.keep_alive;
          }},
+        {"te-htab", "llhttp does not take HTAB as OWS around a Transfer-Encoding coding (\"chunked\\t\")",
+         "RFC 9112 5 (OWS around field values includes HTAB), RFC 9110 5.6.1",
+         [](const std::string &in, const Message &w, const Message &l) {
+             if (!accept_refuse(w, l) || l.code != HPE_INVALID_TRANSFER_ENCODING || !w.chunked)
+                 return false;
+             const std::string sp = htab_to_sp(in);
+             return llhttp_side(sp.data(), sp.size()).verdict == Verdict::Accept;
+         }},
+        {"trailer-connection",
+         "llhttp lets a Connection trailer field close the connection; weir never lets a trailer manage it",
+         "RFC 9110 6.5.1 (fields for connection management cannot be trailers), 7.6.1",
+         [](const std::string &, const Message &w, const Message &l) {
+             return w.verdict == Verdict::Accept && l.verdict == Verdict::Accept && w.chunked && w.keep_alive &&
+                    !l.keep_alive && count(w.trailers, "connection") > 0;
+         }},
         {"trailer-framing-fields",
          "llhttp applies its Transfer-Encoding/Content-Length rules to trailer fields; weir never "
          "lets a trailer frame the message",
