@@ -202,8 +202,7 @@ int UringPort::submit(unsigned wait_nr, int timeout_ms) {
     if (wait_nr == 0)
         return io_uring_submit_and_get_events(&ring_);
     if (used_ & WEIR_URING_F_MIN_TIMEOUT) {
-        bool busy = pass_recvs_ >= kGatherFrom || gather_always_ ||
-                    uring_hooks().always_gather.load(std::memory_order_relaxed);
+        bool busy = pass_recvs_ >= kGatherFrom || gather_always_;
         (busy ? uring_hooks().gathers : uring_hooks().plain_waits).fetch_add(1, std::memory_order_relaxed);
         if (busy)
             return gather(timeout_ms);

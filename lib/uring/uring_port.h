@@ -27,9 +27,6 @@ struct UringHooks {
     // Counts, for tests: waits that gathered, and waits that could have (the
     // kernel has the feature) but did not because the last pass was light.
     std::atomic<uint64_t> gathers{0}, plain_waits{0};
-    // Gather on every wait, light or not (as before the rule), for the arm
-    // that shows what the rule saves a lone client.
-    std::atomic<bool> always_gather{false};
     // SQ entries per worker's ring (power of two; 0: the default), so a
     // pass fills its SQ and submits early.
     std::atomic<uint32_t> sq_entries{0};
