@@ -58,6 +58,9 @@ void Counts::add(const Counts &o) {
     bytes_sent += o.bytes_sent;
     bytes_read += o.bytes_read;
     silent_wait_max_ms = silent_wait_max_ms > o.silent_wait_max_ms ? silent_wait_max_ms : o.silent_wait_max_ms;
+    for (const auto &r : o.connect_resets)
+        if (connect_resets.size() < 1000)
+            connect_resets.push_back(r);
     for (const std::string &n : o.notes)
         if (notes.size() < 20)
             notes.push_back(n);

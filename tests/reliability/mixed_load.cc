@@ -18,6 +18,7 @@
 #include <memory>
 #include <thread>
 
+#include "close_race.h"
 #include "mixed_diag.h"
 #include "mixed_requests.h"
 #include "support/net.h"
@@ -48,6 +49,7 @@ struct Conn {
     int64_t deadline = 0;  // no progress by then: an error
     int64_t give_up_at = 0;
     int64_t connected_at = 0;
+    int64_t started_us = 0; // when connect(2) was called (closerace::now_us)
     uint64_t answered = 0; // answers read on this connection
 };
 
@@ -150,6 +152,7 @@ void Runner::open(bool silent) {
     ::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     a.sin_port = htons(sh_.o.port);
+    int64_t started_us = closerace::now_us();
     if (::connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) < 0 && errno != EINPROGRESS) {
         if (c.notes.size() < 20)
             c.notes.push_back(std::string("connect: ") + strerror(errno));
@@ -160,6 +163,7 @@ void Runner::open(bool silent) {
     }
     auto *k = new Conn;
     k->fd = fd;
+    k->started_us = started_us;
     k->silent = silent;
     k->index = open_.size();
     open_.push_back(k);
@@ -198,6 +202,8 @@ void Runner::on_event(Conn *k, uint32_t ev) {
             if (c.notes.size() < 20)
                 c.notes.push_back(std::string("connect: ") + strerror(err));
             c.connect_errors++;
+            if (err == ECONNRESET && c.connect_resets.size() < 1000)
+                c.connect_resets.push_back({k->started_us, closerace::now_us()});
             retry_at_ = now_ms() + 10;
             finish(k, false);
             return;

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "weir.h"
@@ -67,6 +68,9 @@ struct Counts {
     uint64_t bytes_sent = 0, bytes_read = 0;
     uint64_t silent_wait_max_ms = 0;  // the longest a silent connection waited for the server's close
     std::vector<std::string> notes;   // the first errors, described
+    // Connects reset before they were seen to complete (SO_ERROR ECONNRESET):
+    // (begun, seen) on closerace::now_us's clock, the first 1,000.
+    std::vector<std::pair<int64_t, int64_t>> connect_resets;
     uint64_t requests() const;        // every request started, aborted and reset ones included
     uint64_t answers() const;         // answers read and checked
     uint64_t total_errors() const;

@@ -38,6 +38,11 @@ void row(std::string &s, const std::string &what, uint64_t a, uint64_t b) {
 
 } // namespace
 
+void reserve_for(Result &r, int64_t seconds) {
+    r.samples.reserve(static_cast<size_t>(seconds) + 2);
+    r.failures.reserve(40);
+}
+
 std::string markdown(const Result &r, const std::string &command) {
     std::string s;
     utsname u{};
@@ -66,7 +71,10 @@ std::string markdown(const Result &r, const std::string &command) {
     s += "| requests | " + n(c.requests()) + fmt(" (%.0f/s)", c.requests() / (r.seconds > 0 ? r.seconds : 1)) +
          " over " + n(c.connections) + " connections |\n";
     s += "| answers checked | " + n(c.answers()) + " |\n";
-    s += "| client errors | " + n(c.total_errors()) + " |\n\n";
+    s += "| client errors | " + n(c.total_errors() - r.race_resets) + " |\n";
+    s += "| connects reset by the listener-close race (close_race.h; not errors) | " + n(r.race_resets) + " |\n";
+    s += fmt("| kernel migrations at listener closes (TcpExt TCPMigrateReqSuccess / Failure) | %ld / %ld |\n\n",
+             r.migrated, r.migrate_failed);
 
     s += "| class | sent | verified | errors |\n|---|---:|---:|---:|\n";
     for (int k = 0; k < mixed::kClasses; k++)

@@ -28,9 +28,19 @@ struct Result {
     weir_metrics m[2]{};
     leakcheck::Verdict leaks;
     size_t byte_bound = 0;
+    // Connect resets the listener-close race explains (close_race.h), and
+    // the kernel's migrations over the run (TcpExt, -1 when unreadable).
+    size_t race_resets = 0;
+    long migrated = -1, migrate_failed = -1;
+    // Reserved before the leak baseline (reserve_for): a sample a second,
+    // whose buffer would otherwise count as a leak of the run's length.
     std::vector<Sample> samples;
     std::vector<std::string> failures; // empty: the run passed every check
 };
+
+// Makes r's vectors big enough for a run of at most seconds, so that
+// nothing the run records allocates once the leak baseline is taken.
+void reserve_for(Result &r, int64_t seconds);
 
 // The report, headed by how it was run (commit, kernel, CPUs, command).
 std::string markdown(const Result &r, const std::string &command);
