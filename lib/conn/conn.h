@@ -240,6 +240,7 @@ class ConnPool {
     ConnPool &operator=(const ConnPool &) = delete;
     size_t cached() const; // states waiting in the pool (tests)
     size_t in_use() const { return in_use_; } // states some Conn holds (tests)
+    size_t kept_answer_bytes() const; // answer buffers the cached states keep (tests)
     SegPool &segments() { return segs_; }
 
   private:

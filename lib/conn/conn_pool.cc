@@ -39,10 +39,21 @@ void Conn::State::reset() {
     cont_pending = false;
     // Keep-alive connections come back here after every answer: touch
     // only the slots used since the last reset (sequences start at 0).
+    // Slots that kept a buffer from an earlier reset count against the
+    // budget too, so the scan covers them.
     uint32_t used = parse_seq < nslots ? parse_seq : nslots;
-    for (uint32_t i = 0; i < used; ++i) {
-        slots[i].state = kFree;
-        slots[i].answer.shrink_to(64 * 1024);
+    uint32_t scan = used > answers_hi ? used : answers_hi;
+    size_t budget = kKeptAnswerBytes;
+    answers_hi = 0;
+    for (uint32_t i = 0; i < scan; ++i) {
+        if (i < used)
+            slots[i].state = kFree;
+        Bytes &a = slots[i].answer;
+        a.shrink_to(budget);
+        if (a.cap) {
+            budget -= a.cap;
+            answers_hi = i + 1;
+        }
     }
     write_seq = take_seq = parse_seq = taken = 0;
     arena_pos = arena_cur = 0;
@@ -67,6 +78,14 @@ ConnPool::~ConnPool() {
 }
 
 size_t ConnPool::cached() const { return cached_; }
+
+size_t ConnPool::kept_answer_bytes() const {
+    size_t n = 0;
+    for (const Conn::State *s = free_; s; s = s->next_free)
+        for (uint32_t i = 0; i < s->nslots; ++i)
+            n += s->slots[i].answer.cap;
+    return n;
+}
 
 Conn::State *ConnPool::take() {
     if (free_) {

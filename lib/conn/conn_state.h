@@ -75,6 +75,11 @@ struct Conn::State {
     uint32_t take_seq = 0;  // next request to hand out
     uint32_t parse_seq = 0; // the request being read
     uint32_t taken = 0;     // handed out and unanswered (kTaken + kDropped)
+    // Out-of-order answer buffers an idle state keeps for its next owner:
+    // at most kKeptAnswerBytes in all, in slots [0, answers_hi). Per slot
+    // instead, 64 slots and 256 cached states could pin 1 GiB a worker.
+    static constexpr size_t kKeptAnswerBytes = 64 * 1024;
+    uint32_t answers_hi = 0;
 
     weir_header_t *arena = nullptr;
     uint32_t arena_cap = 0;
