@@ -269,7 +269,7 @@ void test_no_closes_no_resets(void **) {
         skip();
     Flood f;
     flood(f, 2000, false);
-    assert_true(f.answered > 1000);
+    assert_true(f.answered > 1000 / kSlowdown);
     assert_int_equal(f.lost_connecting + f.lost_after_request, 0);
     assert_int_equal(f.other, 0);
 }
@@ -279,9 +279,11 @@ void test_storm_resets_are_the_race(void **) {
         skip();
     Flood f;
     Outcome o = flood(f, storm_ms(), true);
-    assert_true(o.switches >= 50);
-    assert_true(f.answered > 1000);
-    assert_true(o.migrated > 0);
+    // That the storm ran (ThreadSanitizer runs it ~10x slower).
+    assert_true(o.switches >= 50 / kSlowdown);
+    assert_true(f.answered > 1000 / kSlowdown);
+    if (kSlowdown == 1) // at a tenth of the rate a run may queue nothing at a close
+        assert_true(o.migrated > 0);
     assert_int_equal(o.migrate_failed, 0);
     assert_int_equal(o.attributed, f.lost.size());
     assert_int_equal(f.other, 0);
