@@ -29,14 +29,14 @@
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
 #include "support/net.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define WEIR_ASAN 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define WEIR_ASAN 1
 #endif
 #endif
-#ifdef WEIR_ASAN
+#ifdef WEIR_ASAN // or TSan: either runtime replaces glibc's allocator and counts
 // sanitizer/allocator_interface.h's, declared here: GCC does not ship the header.
 extern "C" size_t __sanitizer_get_current_allocated_bytes();
 #endif
