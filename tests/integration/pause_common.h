@@ -25,6 +25,7 @@
 #include "loop/engine.h"
 #include "loop/linger.h"
 #include "support/net.h"
+#include "support/netns.h"
 
 namespace pausetest {
 
@@ -71,20 +72,7 @@ inline bool served(Client &c, int timeout_ms = 3000) {
 }
 
 // TcpExt TCPDeferAcceptDrop of this network namespace, -1 when unreadable.
-inline long long defer_accept_drops() {
-    std::ifstream f("/proc/net/netstat");
-    std::string names, values;
-    while (std::getline(f, names) && std::getline(f, values)) {
-        if (names.rfind("TcpExt:", 0) != 0)
-            continue;
-        std::istringstream n(names), v(values);
-        std::string name, value;
-        while (n >> name && v >> value)
-            if (name == "TCPDeferAcceptDrop")
-                return std::stoll(value);
-    }
-    return -1;
-}
+inline long long defer_accept_drops() { return tcpext("TCPDeferAcceptDrop"); }
 
 // Request socks (state 03, SYN-RECV) on local port `port`, as ss shows them.
 inline int syn_recv_count(uint16_t port) {

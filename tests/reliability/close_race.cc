@@ -3,8 +3,6 @@
 #include <time.h>
 
 #include <atomic>
-#include <fstream>
-#include <sstream>
 
 #include "loop/linger.h"
 
@@ -55,21 +53,6 @@ size_t count_attributed(const std::vector<std::pair<int64_t, int64_t>> &resets) 
     for (const auto &r : resets)
         n += attributed(r.first) ? 1 : 0;
     return n;
-}
-
-long tcpext(const char *name) {
-    std::ifstream f("/proc/net/netstat");
-    std::string names, values;
-    while (std::getline(f, names) && std::getline(f, values)) {
-        if (names.rfind("TcpExt:", 0) != 0)
-            continue;
-        std::istringstream n(names), v(values);
-        std::string a, b;
-        while (n >> a && v >> b)
-            if (a == name)
-                return std::stol(b);
-    }
-    return -1;
 }
 
 } // namespace closerace

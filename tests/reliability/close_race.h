@@ -46,7 +46,4 @@ bool attributed(int64_t started_us);
 // the reports).
 size_t count_attributed(const std::vector<std::pair<int64_t, int64_t>> &resets);
 
-// A TcpExt counter of this network namespace (/proc/net/netstat), or -1.
-long tcpext(const char *name);
-
 } // namespace closerace

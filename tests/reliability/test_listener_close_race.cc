@@ -186,13 +186,6 @@ weir_engine *make(uint16_t port) {
     return e;
 }
 
-uint16_t port_of(weir_engine *e) {
-    sockaddr_storage ss;
-    socklen_t len = sizeof ss;
-    assert_int_equal(weir_engine_addr(e, &ss, &len), 0);
-    return ntohs(reinterpret_cast<sockaddr_in *>(&ss)->sin_port);
-}
-
 struct Outcome {
     long switches = 0, migrated = 0, migrate_failed = 0;
     size_t attributed = 0;
@@ -203,11 +196,13 @@ struct Outcome {
 Outcome flood(Flood &f, int ms, bool storm) {
     Outcome o;
     weir_engine *e[2] = {make(0), nullptr};
-    e[1] = make(port_of(e[0]));
+    uint16_t port = 0;
+    assert_int_equal(engine_port(e[0], &port), 0);
+    e[1] = make(port);
     assert_int_equal(weir_engine_pause(e[1]), 0);
     closerace::clear();
-    long ok0 = closerace::tcpext("TCPMigrateReqSuccess"), fail0 = closerace::tcpext("TCPMigrateReqFailure");
-    f.port = port_of(e[0]);
+    long ok0 = tcpext("TCPMigrateReqSuccess"), fail0 = tcpext("TCPMigrateReqFailure");
+    f.port = port;
     std::thread t([&] { f.run(); });
     int active = 0;
     for (int64_t end = now_ms() + ms; now_ms() < end;) {
@@ -221,8 +216,8 @@ Outcome flood(Flood &f, int ms, bool storm) {
     }
     f.stop = true;
     t.join();
-    o.migrated = closerace::tcpext("TCPMigrateReqSuccess") - ok0;
-    o.migrate_failed = closerace::tcpext("TCPMigrateReqFailure") - fail0;
+    o.migrated = tcpext("TCPMigrateReqSuccess") - ok0;
+    o.migrate_failed = tcpext("TCPMigrateReqFailure") - fail0;
     o.attributed = closerace::count_attributed(f.lost);
     for (weir_engine *x : e) {
         weir_engine_shutdown(x, 2000000000);

@@ -31,8 +31,6 @@
 // reach (tests/integration/test_switch_churn.cc measured it). The samples'
 // buffer is reserved before the leak baseline (soak::reserve_for): grown
 // during the run, a sample a second, it once read as +70 KB "leaked".
-#include <arpa/inet.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <string>
@@ -97,13 +95,6 @@ weir_engine *make(uint32_t backend, uint16_t port) {
     return e;
 }
 
-uint16_t port_of(weir_engine *e) {
-    sockaddr_storage ss;
-    socklen_t len = sizeof ss;
-    assert_int_equal(weir_engine_addr(e, &ss, &len), 0);
-    return ntohs(reinterpret_cast<sockaddr_in *>(&ss)->sin_port);
-}
-
 void failed(soak::Result &r, const std::string &what) {
     if (r.failures.size() < 40)
         r.failures.push_back(what);
@@ -120,15 +111,17 @@ void run(soak::Result &r, int seconds, int gap_ms, int min_switches) {
     r.name[1] = backend_name(be[1]);
     weir_engine *e[2];
     e[0] = make(be[0], 0);
-    e[1] = make(be[1], port_of(e[0]));
+    uint16_t port = 0;
+    assert_int_equal(engine_port(e[0], &port), 0);
+    e[1] = make(be[1], port);
     assert_int_equal(weir_engine_pause(e[1]), 0); // B stands by, its listeners closed
     int active = 0;
     closerace::clear();
-    long mig0 = closerace::tcpext("TCPMigrateReqSuccess"), migf0 = closerace::tcpext("TCPMigrateReqFailure");
+    long mig0 = tcpext("TCPMigrateReqSuccess"), migf0 = tcpext("TCPMigrateReqFailure");
 
     std::atomic<bool> done{false}, stop{false};
     mixed::Options o;
-    o.port = port_of(e[0]);
+    o.port = port;
     o.stop = &stop;
     o.seed = static_cast<uint32_t>(now_ms());
     std::thread driver([&] {
@@ -197,8 +190,8 @@ void run(soak::Result &r, int seconds, int gap_ms, int min_switches) {
     for (int i = 0; i < 2; i++)
         weir_engine_destroy(e[i]);
 
-    r.migrated = mig0 < 0 ? -1 : closerace::tcpext("TCPMigrateReqSuccess") - mig0;
-    r.migrate_failed = migf0 < 0 ? -1 : closerace::tcpext("TCPMigrateReqFailure") - migf0;
+    r.migrated = mig0 < 0 ? -1 : tcpext("TCPMigrateReqSuccess") - mig0;
+    r.migrate_failed = migf0 < 0 ? -1 : tcpext("TCPMigrateReqFailure") - migf0;
     // A connect the kernel reset because the listener it reached closed
     // under its handshake is no error of the engine's (close_race.h); every
     // other error is.

@@ -262,6 +262,15 @@ int create(const weir_config &cfg, weir_engine **out) {
     return rc;
 }
 
+int engine_port(weir_engine *e, uint16_t *port) {
+    sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    int rc = weir_engine_addr(e, &ss, &len);
+    if (rc == 0)
+        *port = ntohs(reinterpret_cast<sockaddr_in *>(&ss)->sin_port);
+    return rc;
+}
+
 int Server::start(const weir_config &cfg) {
     int rc = create(cfg, &e);
     if (rc < 0)
@@ -269,12 +278,8 @@ int Server::start(const weir_config &cfg) {
     rc = weir_engine_listen(e);
     if (rc < 0)
         return rc;
-    sockaddr_storage ss;
-    socklen_t len = sizeof ss;
-    rc = weir_engine_addr(e, &ss, &len);
-    if (rc < 0)
+    if ((rc = engine_port(e, &port)) < 0)
         return rc;
-    port = ntohs(reinterpret_cast<sockaddr_in *>(&ss)->sin_port);
     if (cfg.mode == WEIR_MODE_INLINE)
         rc = weir_engine_start(e);
     return rc;

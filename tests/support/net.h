@@ -82,6 +82,9 @@ const char *test_backend_name();
 // (WEIR_E_UNAVAILABLE) skips the test, with the reason printed.
 int create(const weir_config &cfg, weir_engine **out);
 
+// The port e's listeners are bound to (weir_engine_addr): 0 or its error.
+int engine_port(weir_engine *e, uint16_t *port);
+
 // An engine bound to an ephemeral port on 127.0.0.1.
 struct Server {
     weir_engine *e = nullptr;

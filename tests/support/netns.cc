@@ -9,6 +9,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace testnet {
 
@@ -35,6 +37,21 @@ bool write_sysctl(const char *name, const char *value) {
     bool ok = ::write(fd, value, n) == static_cast<ssize_t>(n);
     ::close(fd);
     return ok;
+}
+
+long long tcpext(const char *name) {
+    std::ifstream f("/proc/net/netstat");
+    std::string names, values;
+    while (std::getline(f, names) && std::getline(f, values)) {
+        if (names.rfind("TcpExt:", 0) != 0)
+            continue;
+        std::istringstream n(names), v(values);
+        std::string a, b;
+        while (n >> a && v >> b)
+            if (a == name)
+                return std::stoll(b);
+    }
+    return -1;
 }
 
 } // namespace testnet

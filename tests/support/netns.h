@@ -14,5 +14,8 @@ namespace testnet {
 std::string enter_private_net();
 // Writes value to /proc/sys/<name> ("net/ipv4/tcp_migrate_req"); false on error.
 bool write_sysctl(const char *name, const char *value);
+// A TcpExt counter of this namespace (/proc/net/netstat: a line of names,
+// then one of values), or -1 when it cannot be read.
+long long tcpext(const char *name);
 
 } // namespace testnet
