@@ -12,14 +12,11 @@
 #include "weir.h"
 
 using weir::Engine;
-using weir::Exchange;
 using weir::Worker;
 
 namespace {
 
 Engine *E(weir_engine *e) { return reinterpret_cast<Engine *>(e); }
-Exchange *X(weir_exchange *x) { return reinterpret_cast<Exchange *>(x); }
-Worker *owner_of(Exchange *x) { return weir::exchange_worker(x); }
 
 } // namespace
 
@@ -136,7 +133,7 @@ WEIR_EXPORT int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t m
     if (!w || (!out && max > 0))
         return -EINVAL;
     return weir::guard([&] {
-        return reinterpret_cast<Worker *>(w)->poll(reinterpret_cast<Exchange **>(out), max, timeout_ms);
+        return reinterpret_cast<Worker *>(w)->poll(out, max, timeout_ms);
     });
 }
 
@@ -145,29 +142,26 @@ WEIR_EXPORT const char *weir_close_reason_name(uint32_t reason) {
     return n ? n : "unknown";
 }
 
-WEIR_EXPORT const weir_request *weir_exchange_request(weir_exchange *ex) { return ex ? &X(ex)->req : nullptr; }
+WEIR_EXPORT const weir_request *weir_exchange_request(weir_exchange *ex) {
+    return ex ? weir::exchange_request(ex) : nullptr;
+}
 
 WEIR_EXPORT int weir_exchange_peer(weir_exchange *ex, struct sockaddr_storage *ss, socklen_t *len) {
     if (!ex || !ss || !len)
         return -EINVAL;
-    return weir::exchange_peer(X(ex), ss, len);
+    return weir::exchange_peer(ex, ss, len);
 }
 
 WEIR_EXPORT int weir_respond(weir_exchange *ex, int status, const weir_header_t *headers, size_t num_headers,
                              const void *body, size_t body_len, uint32_t flags) {
-    if (!ex)
+    if (!ex || (num_headers && !headers) || (body_len && !body))
         return -EINVAL;
-    Worker *w = owner_of(X(ex));
-    if (!w)
-        return -EINVAL;
-    return weir::guard([&] { return w->respond(X(ex), status, headers, num_headers, body, body_len, flags); });
+    return weir::guard(
+        [&] { return weir::exchange_respond(ex, status, headers, num_headers, body, body_len, flags); });
 }
 
 WEIR_EXPORT int weir_defer(weir_exchange *ex) {
     if (!ex)
         return -EINVAL;
-    Worker *w = owner_of(X(ex));
-    if (!w)
-        return -EINVAL;
-    return w->defer(X(ex));
+    return weir::guard([&] { return weir::exchange_defer(ex); });
 }

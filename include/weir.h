@@ -15,7 +15,13 @@
  *   calls weir_worker_poll on it (driven mode).
  * - An exchange belongs to its worker's thread. The one cross-thread call is
  *   weir_respond on an exchange that was deferred (weir_defer) or that was
- *   returned by weir_worker_poll: it may be called from any thread, once.
+ *   returned by weir_worker_poll: it may be called from any thread. A
+ *   handle answers once: a second answer, a late one (handler_timeout_ms)
+ *   or one after its engine was destroyed is refused with WEIR_E_STALE and
+ *   never reaches another request (see "Exchanges" below).
+ * - A driven worker is driven by one host thread at a time; which thread
+ *   may change between polls (the one that polls last is the worker's
+ *   thread until the next poll), but two threads must never poll it at once.
  *
  * Errors
  * ------
@@ -108,6 +114,9 @@ WEIR_API const char *weir_version_string(void);
 #define WEIR_E_GONE (-(WEIR_E_BASE + 41))       /* the exchange's connection died; answer dropped */
 #define WEIR_E_SHUTDOWN (-(WEIR_E_BASE + 42))   /* the engine is shutting down or shut down       */
 #define WEIR_E_UNAVAILABLE (-(WEIR_E_BASE + 43)) /* the backend is not available on this kernel  */
+#define WEIR_E_STALE (-(WEIR_E_BASE + 44))      /* the exchange handle names no live exchange:
+                                                   answered already, timed out, or its engine
+                                                   was destroyed; nothing was done            */
 #define WEIR_E_LAST (-(WEIR_E_BASE + 63))
 
 /* A static description of rc (any negative errno or weir code; 0 is "success").
@@ -309,6 +318,12 @@ typedef struct weir_config {
     weir_http1_limits limits;   /* parser limits and max body: weir_http1_limits_init */
     weir_log_fn log;            /* optional                                           */
     void *log_user;
+    uint32_t handler_timeout_ms; /* the longest a connection waits for the host's next
+                                    answer to a request handed out; past it weir
+                                    answers 503, closes the connection (counted as
+                                    WEIR_CLOSE_HANDLER_TIMEOUT) and the exchange's
+                                    handle turns stale. 0 = no deadline: 0            */
+    uint32_t reserved_;          /* zero                                               */
 } weir_config;
 
 /* Fills every default listed above. Any thread. */
@@ -345,7 +360,11 @@ WEIR_API int weir_engine_shutdown(weir_engine *e, int64_t grace_ns);
  * Control thread, after every driven host has stopped polling. A foreign
  * thread still returning from weir_respond on an answer the engine already
  * took, or another engine's worker still posting a transplanted connection
- * the ledger shows adopted, is waited for. */
+ * the ledger shows adopted, is waited for. Exchanges still outstanding are
+ * made safe, not refused: their handles turn stale (weir_respond and
+ * weir_defer return WEIR_E_STALE, weir_exchange_request NULL, from any
+ * thread, also while destroy runs), but views read from their requests die
+ * with the engine. */
 WEIR_API void weir_engine_destroy(weir_engine *e);
 
 /* Driven mode: the index-th worker (0 <= index < workers). Returns 0, -EINVAL,
@@ -407,7 +426,8 @@ WEIR_API int weir_engine_resume(weir_engine *e);
  * up to max requests in out. While accepts are owed it runs further passes
  * (up to max_connections accepts' worth) before returning. Returns the count
  * (>= 0), -EINVAL, WEIR_E_STATE (not listening), or WEIR_E_SHUTDOWN once the
- * worker has finished. One host thread at a time per worker.
+ * worker has finished. Each handle returned is the host's to answer once,
+ * from any thread. One host thread at a time per worker (see Threading).
  */
 WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max, int timeout_ms);
 
@@ -431,6 +451,8 @@ WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max,
                                             closed at its request boundary by this engine */
 #define WEIR_CLOSE_BODY_TIMEOUT 14   /* a request body stopped arriving for body_timeout_ms:
                                         answered 408, then closed                      */
+#define WEIR_CLOSE_HANDLER_TIMEOUT 15 /* the host did not answer within handler_timeout_ms:
+                                         answered 503, then closed                     */
 #define WEIR_CLOSE_REASONS 16
 
 /* A static name for a close reason ("peer", "bad_request", ...); "unknown"
@@ -589,8 +611,34 @@ WEIR_API int weir_engine_metrics(weir_engine *e, weir_metrics *out);
 /* Exchanges                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * Handles. A weir_exchange * is a handle, not an address: weir never reuses
+ * one while it could still be presented. It names one request from the
+ * moment it is handed out (on_request, weir_worker_poll) until it is
+ * consumed; from then on every call with it returns WEIR_E_STALE (or NULL)
+ * and touches nothing, whichever request the engine now serves. Handles are
+ * not canonical addresses: never dereference one. (Strictly, a handle could
+ * come back after about 4 * 10^12 later exchanges of its worker; weir
+ * assumes none is kept that long.)
+ *
+ * The one failure rule of weir_respond, the same on every thread:
+ *   0                  consumed: the answer is queued (in request order).
+ *   WEIR_E_GONE        consumed: the connection died first; dropped.
+ *   -ENOMEM            consumed: no memory for the answer; weir answers 500
+ *                      and closes the connection (WEIR_CLOSE_RESOURCE).
+ *   -EINVAL            not consumed: bad arguments (status, headers, flags,
+ *                      NULL with a length); answer it again.
+ *   -EMSGSIZE          not consumed: the answer alone is larger than
+ *                      max_output_bytes; answer it with a smaller one.
+ *   WEIR_E_STATE       not consumed: an inline exchange answered from
+ *                      another thread without weir_defer.
+ *   WEIR_E_STALE       nothing was done: the handle names no live exchange
+ *                      (consumed already, taken back by handler_timeout_ms,
+ *                      or its engine destroyed).
+ */
+
 /* What a handler reads. Views point into the worker's buffers and stay valid
- * until the exchange is answered. */
+ * until the exchange is consumed (or taken back by handler_timeout_ms). */
 typedef struct weir_request {
     uint32_t size;
     uint32_t version_minor;
@@ -609,11 +657,12 @@ typedef struct weir_request {
     uint64_t connection_id;        /* unique within the engine                     */
 } weir_request;
 
-/* The request of ex; NULL for NULL. Valid until ex is answered. The thread
- * that holds ex. */
+/* The request of ex; NULL for NULL or a stale handle. Valid until ex is
+ * consumed. The thread that holds ex. */
 WEIR_API const weir_request *weir_exchange_request(weir_exchange *ex);
 
-/* The peer's address. Returns 0 or -EINVAL. The thread that holds ex. */
+/* The peer's address. Returns 0, -EINVAL (NULL), WEIR_E_STALE. The thread
+ * that holds ex. */
 WEIR_API int weir_exchange_peer(weir_exchange *ex, struct sockaddr_storage *ss, socklen_t *len);
 
 /* weir_respond flags */
@@ -622,13 +671,15 @@ WEIR_API int weir_exchange_peer(weir_exchange *ex, struct sockaddr_storage *ss, 
 /*
  * Answers ex: status (100 < status < 1000, not 1xx), headers (Content-Length,
  * Transfer-Encoding, Connection and Date are weir's and are refused with
- * -EINVAL), body. Copies everything before it returns; ex is then dead. Answers
- * leave in request order, whichever order handlers answer in.
+ * -EINVAL), body. Copies everything before it returns. Answers leave in
+ * request order, whichever order handlers answer in. flags: 0 or
+ * WEIR_RESPOND_CLOSE (anything else is -EINVAL).
  *
  * Inline mode, inside on_request: the owning thread. After weir_defer, or for
- * an exchange returned by weir_worker_poll: any thread, once.
- * Returns 0, -EINVAL, -ENOMEM, or WEIR_E_GONE (the connection died first: the
- * answer is dropped and ex is freed all the same).
+ * an exchange returned by weir_worker_poll: any thread.
+ * Returns as the failure rule above says: 0, WEIR_E_GONE, -ENOMEM (each
+ * consumes ex), -EINVAL, -EMSGSIZE, WEIR_E_STATE (ex as it was), or
+ * WEIR_E_STALE (nothing done).
  */
 WEIR_API int weir_respond(weir_exchange *ex, int status, const weir_header_t *headers, size_t num_headers,
                           const void *body, size_t body_len, uint32_t flags);
@@ -653,8 +704,9 @@ typedef struct weir_answer_t {
 WEIR_API int weir_respond_many(weir_answer_t *answers, size_t n);
 
 /* Inline mode, inside on_request: the answer will come later, from any
- * thread, through weir_respond. Returns 0 or -EINVAL (NULL, already deferred
- * or answered). */
+ * thread, through weir_respond. Returns 0, -EINVAL (NULL, not the exchange
+ * this handler was given, already deferred or answered, driven mode), or
+ * WEIR_E_STALE. */
 WEIR_API int weir_defer(weir_exchange *ex);
 
 #ifdef __cplusplus

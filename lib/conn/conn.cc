@@ -239,6 +239,24 @@ uint32_t Conn::close_reason() const { return close_reason_; }
 
 uint32_t Conn::outstanding() const { return st_ ? st_->taken : 0; }
 
+uint32_t Conn::first_unwritten() const { return st_ ? st_->write_seq : 0; }
+
+uint32_t Conn::ring_size() const { return st_ ? st_->nslots : 0; }
+
+Exchange *Conn::taken_seq(uint32_t seq) {
+    if (!st_)
+        return nullptr;
+    ExSlot &sl = st_->slot(seq);
+    return sl.state == kTaken && sl.x.seq == seq ? &sl.x : nullptr;
+}
+
+Exchange *Conn::dropped_at(uint32_t i) {
+    if (!st_ || i >= st_->nslots)
+        return nullptr;
+    ExSlot &sl = st_->slots[i];
+    return sl.state == kDropped ? &sl.x : nullptr;
+}
+
 ConnWait Conn::wait() const {
     if (flags_ & kDead)
         return ConnWait::Done;

@@ -59,8 +59,10 @@ struct Exchange {
     Conn *conn = nullptr;  // owner
     uint32_t seq = 0;      // position in the connection's request order
     uint8_t state = 0;     // private to Conn
-    uint8_t reserved[3] = {};
+    uint8_t drop_abort = 0; // the loop's own use: a dropped foreign answer failed for memory
+    uint8_t reserved[2] = {};
     void *user = nullptr;  // the loop's own use (the connection's slot)
+    uint64_t handle = 0;   // the loop's own use: the host's handle (loop/tickets.h)
     // The loop's own use: a foreign answer to a connection that closed
     // queues the exchange itself for its worker to release, so that release
     // needs no allocation that could fail (Worker::respond).
@@ -165,6 +167,9 @@ class Conn {
     bool wants_close() const;
     uint32_t close_reason() const; // WEIR_CLOSE_*; meaningful when wants_close()
     uint32_t outstanding() const;  // exchanges handed out and not yet answered
+    // Calls f(Exchange *) for each exchange handed out and not yet answered,
+    // in request order, then those of a dead connection; f may answer them.
+    template <class F> void each_taken(F &&f);
     ConnWait wait() const;
     bool holds_buffers() const;    // false when idle (for tests of the pool)
     bool lent() const;             // a read or write lend is out
@@ -200,6 +205,12 @@ class Conn {
     struct State; // pooled: buffers, exchange ring, header arrays, output
 
   private:
+    // each_taken's cursors (conn.cc): an answer may give the state back to
+    // the pool or drop the rest, so each is re-read from the state every time.
+    uint32_t first_unwritten() const;
+    uint32_t ring_size() const;
+    Exchange *taken_seq(uint32_t seq);
+    Exchange *dropped_at(uint32_t i);
     bool ensure_state();
     bool held_between(const State &s) const;
     void parse();
@@ -220,6 +231,16 @@ class Conn {
     uint32_t close_reason_ = 0;
     uint16_t flags_ = 0;
 };
+
+template <class F> void Conn::each_taken(F &&f) {
+    uint32_t base = first_unwritten();
+    for (uint32_t i = 0; i < ring_size(); i++)
+        if (Exchange *x = taken_seq(base + i))
+            f(x);
+    for (uint32_t i = 0; i < ring_size(); i++)
+        if (Exchange *x = dropped_at(i))
+            f(x);
+}
 
 // Test hooks of lib/conn (never set outside tests).
 struct ConnHooks {

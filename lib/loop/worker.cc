@@ -30,6 +30,7 @@ Worker::Worker(Engine &engine, uint32_t index, std::unique_ptr<Port> port)
     timers_.set_duration(TimerKind::Head, c.header_timeout_ms);
     timers_.set_duration(TimerKind::Body, c.body_timeout_ms ? c.body_timeout_ms : c.header_timeout_ms);
     timers_.set_duration(TimerKind::Output, c.write_timeout_ms);
+    timers_.set_duration(TimerKind::Handler, c.handler_timeout_ms);
 }
 
 Worker::~Worker() {
@@ -43,6 +44,9 @@ Worker::~Worker() {
     // the join's acquire), so the increment is visible here; the wait is the
     // length of one eventfd write, a yield at most, unless the poster was
     // preempted there. Found by TSan (test_transplant, test_switch).
+    // Every handle of this worker turns stale first: a foreign weir_respond
+    // from here on finds no table, and one inside it is waited for.
+    tickets_.detach();
     while (posting_.load(std::memory_order_acquire) != 0)
         std::this_thread::yield();
     close_all(WEIR_CLOSE_SHUTDOWN);
@@ -68,6 +72,8 @@ Worker::~Worker() {
 int Worker::init() {
     pool_ = std::make_unique<ConnPool>(engine_.settings());
     ready_.reserve(256);
+    if (int rc = tickets_.attach(this); rc < 0)
+        return rc;
     metrics.backend.store(engine_.cfg().backend, std::memory_order_relaxed);
     return port_->init(*this);
 }

@@ -34,6 +34,7 @@
 #include "loop/metrics.h"
 #include "loop/mpsc.h"
 #include "loop/port.h"
+#include "loop/tickets.h"
 #include "loop/timers.h"
 
 namespace weir {
@@ -83,6 +84,7 @@ struct Slot {
     bool broken = false;       // a read or write error: close once settled
     bool activity = false;     // bytes moved since the last settle
     bool progress = false;     // output bytes written since the last settle
+    bool answered = false;     // an answer was applied since the last settle (handler timer)
     std::atomic<bool> gone{false}; // fd closed: foreign answers are dropped
     TimerNode timer;
     Slot *next_dirty = nullptr;
@@ -119,9 +121,15 @@ enum LogKind : uint32_t {
     LOG_KINDS
 };
 
-// The worker an exchange belongs to, and its peer (capi/ asks through these).
-Worker *exchange_worker(const Exchange *x);
-int exchange_peer(const Exchange *x, sockaddr_storage *ss, socklen_t *len);
+// The exchange entry points behind capi/ (worker_exchange.cc): each resolves
+// the host's handle through its ticket (loop/tickets.h) first.
+int exchange_respond(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, const void *body,
+                     size_t len, uint32_t flags);
+int exchange_defer(weir_exchange *ex);
+const weir_request *exchange_request(weir_exchange *ex);
+int exchange_peer(weir_exchange *ex, sockaddr_storage *ss, socklen_t *len);
+// The worker a live handle belongs to, or null (tests).
+Worker *exchange_worker(weir_exchange *ex);
 
 class Worker {
   public:
@@ -138,16 +146,21 @@ class Worker {
     // The inline thread's body: passes until the worker finishes.
     void run();
     // Driven mode (weir_worker_poll).
-    int poll(Exchange **out, uint32_t max, int timeout_ms);
+    int poll(weir_exchange **out, uint32_t max, int timeout_ms);
     // Control thread, once no thread runs the loop any more (destroy): closes
     // what is left, counted as shutdown.
     void finish_here();
 
-    // Answers. respond() picks the direct path on the owning thread and the
+    // Answers, given the ticket the caller resolved (any thread). respond()
+    // claims it, then picks the direct path on the owning thread and the
     // queue elsewhere.
-    int respond(Exchange *x, int status, const weir_header_t *h, size_t nh, const void *body, size_t len,
+    int respond(TicketRef &r, int status, const weir_header_t *h, size_t nh, const void *body, size_t len,
                 uint32_t flags);
-    int defer(Exchange *x);
+    int defer(uint64_t h);
+    // Any thread: whether the caller is the thread that runs the loop now.
+    bool owner_thread() const;
+    // Owning thread: the exchange a live handle names (tests).
+    Exchange *live_exchange(uint64_t h) const { return tickets_.live(h); }
 
     // Moving connections (DESIGN.md §6). Any thread: an image joins the
     // hand-off door and is admitted like an accepted connection.
@@ -215,7 +228,6 @@ class Worker {
     // worker.cc
     void pass(int timeout_ms);
     int wait_timeout(int host_timeout_ms);
-    bool owner_thread() const;
     void take_ownership();
     // worker_settle.cc
     void flush();
@@ -242,10 +254,11 @@ class Worker {
     // worker_answers.cc
     void dispatch(Slot &s);
     bool ready_room();
-    void call_handler(Exchange *x);
+    void call_handler(Exchange *x, uint64_t h);
     void drain_answers();
     void apply(Answer *a);
-    void post_drop(Exchange *x);
+    void post_drop(Exchange *x, bool abort);
+    void expire_handlers(Slot &s);
     // worker_doors.cc
     void run_doors();
     Take accept_one(bool drain);
@@ -318,8 +331,11 @@ class Worker {
     bool cur_answered_ = false;
     bool cur_deferred_ = false;
 
-    // driven mode: parsed requests not yet returned by poll
-    std::vector<Exchange *> ready_;
+    // The handles of this worker's exchanges; detached first in ~Worker.
+    TicketTable tickets_;
+
+    // driven mode: handles of parsed requests not yet returned by poll
+    std::vector<uint64_t> ready_;
     size_t ready_head_ = 0;
     uint64_t accepted_in_poll_ = 0;
 

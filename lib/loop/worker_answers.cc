@@ -1,6 +1,8 @@
 // Handing requests out (inline handlers or the driven queue) and taking
 // answers back: directly on the owning thread, through the MPSC queue from
-// any other.
+// any other. Every exchange reaches the host as a ticket (loop/tickets.h):
+// an answer first claims it, so a repeated or late answer is refused
+// (WEIR_E_STALE) instead of reaching the request now at that address.
 #include <cerrno>
 
 #include "http1/response.h"
@@ -10,26 +12,45 @@
 
 namespace weir {
 
+namespace {
+
+bool is_head(const Exchange *x) {
+    const weir_str_t &m = x->req.method;
+    return m.len == 4 && m.ptr[0] == 'H' && m.ptr[1] == 'E' && m.ptr[2] == 'A' && m.ptr[3] == 'D';
+}
+
+// The least the answer occupies in the output: its body (none for HEAD) and
+// its fields. An answer above max_output_bytes would only be queued to be
+// aborted, so it is refused before it is taken (docs/api.md §5).
+size_t answer_floor(const weir_header_t *h, size_t nh, size_t body_len, bool head) {
+    size_t n = head ? 0 : body_len;
+    for (size_t i = 0; i < nh; i++)
+        n += h[i].name.len + h[i].value.len + 4;
+    return n;
+}
+
+} // namespace
+
 void Worker::dispatch(Slot &s) {
     Conn &c = s.conn();
-    if (inline_) {
-        while (Exchange *x = c.take_request()) {
-            x->user = &s;
-            call_handler(x);
-        }
-        return;
-    }
     while (c.has_request()) {
-        if (!ready_room()) {
-            // Not a request can be handed out without its place in the queue.
-            log_once(LOG_NO_MEMORY, "out of memory for the driven request queue; connection closed");
+        if (!tickets_.reserve() || (!inline_ && !ready_room())) {
+            // Not a request can be handed out without its handle and, driven,
+            // its place in the queue.
+            log_once(LOG_NO_MEMORY, "out of memory for exchange handles; connection closed");
             c.close(WEIR_CLOSE_RESOURCE);
             mark_dirty(s);
             return;
         }
         Exchange *x = c.take_request();
         x->user = &s;
-        ready_.push_back(x); // cannot throw: ready_room() made the room
+        x->drop_abort = 0;
+        if (inline_) {
+            call_handler(x, tickets_.issue(x, TicketState::Local, is_head(x)));
+        } else {
+            tickets_.issue(x, TicketState::Any, is_head(x));
+            ready_.push_back(x->handle); // ready_room() made the room
+        }
     }
 }
 
@@ -45,14 +66,15 @@ bool Worker::ready_room() {
     return true;
 }
 
-void Worker::call_handler(Exchange *x) {
+void Worker::call_handler(Exchange *x, uint64_t h) {
     cur_ex_ = x;
     cur_answered_ = cur_deferred_ = false;
-    engine_.cfg().on_request(engine_.cfg().user, reinterpret_cast<weir_exchange *>(x));
+    engine_.cfg().on_request(engine_.cfg().user, reinterpret_cast<weir_exchange *>(h));
     cur_ex_ = nullptr;
-    if (!cur_answered_ && !cur_deferred_) {
+    if (!cur_answered_ && !cur_deferred_ && tickets_.cancel(x->handle)) {
         // The contract says answer or defer; a handler that did neither
-        // would leave the connection hanging forever.
+        // would leave the connection hanging forever. Its handle is stale
+        // from here, so a thread it gave it to is refused, not misdelivered.
         log_once(LOG_NO_ANSWER, "on_request returned without weir_respond or weir_defer; answered 500");
         Slot &s = *static_cast<Slot *>(x->user);
         s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
@@ -60,54 +82,82 @@ void Worker::call_handler(Exchange *x) {
     }
 }
 
-int Worker::respond(Exchange *x, int status, const weir_header_t *h, size_t nh, const void *body, size_t len,
+int Worker::respond(TicketRef &r, int status, const weir_header_t *h, size_t nh, const void *body, size_t len,
                     uint32_t flags) {
-    Slot &s = *static_cast<Slot *>(x->user);
-    if (owner_thread()) {
-        int rc = s.conn().respond(x, status, h, nh, body, len, flags);
-        if (rc != -EINVAL && x == cur_ex_)
-            cur_answered_ = true;
-        mark_dirty(s);
-        return rc;
-    }
-    // The same rules Conn::respond applies, so a foreign caller gets -EINVAL
-    // at once rather than an answer the connection would refuse later.
+    // Everything that leaves the exchange as it was is checked before the
+    // claim, on every thread alike (the one failure rule, weir.h).
+    if (flags & ~WEIR_RESPOND_CLOSE)
+        return -EINVAL;
     int rc = http1::validate_answer(status, h, nh, body, len);
     if (rc < 0)
         return rc;
+    if (answer_floor(h, nh, len, r.head()) > engine_.settings().max_output_bytes)
+        return -EMSGSIZE;
+    bool own = owner_thread();
+    Exchange *x = nullptr;
+    rc = r.claim(own, &x);
+    if (rc < 0)
+        return rc;
+    Slot &s = *static_cast<Slot *>(x->user);
+    if (own) {
+        rc = s.conn().respond(x, status, h, nh, body, len, flags);
+        if (rc == -EINVAL) {
+            // Checked above, so a bug, not bad input: the claimed exchange
+            // still needs its answer.
+            log_once(LOG_BAD_ANSWER, "an answer was refused by the connection; answered 500");
+            s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
+            rc = -ENOMEM == rc ? rc : WEIR_E_GONE;
+        }
+        tickets_.retire(x->handle);
+        if (x == cur_ex_)
+            cur_answered_ = true;
+        s.answered = true;
+        mark_dirty(s);
+        return rc;
+    }
     if (finished())
-        return WEIR_E_GONE;
+        return WEIR_E_GONE; // the claim stays: the table goes with the worker
     if (s.gone.load(std::memory_order_acquire)) {
         // Still post, so the worker releases the exchange and frees the
         // zombie: the exchange itself is the node, so no allocation can fail
         // and leave the slot out for ever.
         if (!loop_hooks().drop_by_answer.load(std::memory_order_relaxed)) {
-            post_drop(x);
+            post_drop(x, false);
         } else if (Answer *a = answer_pool_.make_drop(x)) { // the arm: the drop as it was
             push_and_wake(answers_, a);
         }
         return WEIR_E_GONE;
     }
     Answer *a = answer_pool_.make(x, status, h, nh, body, len, flags);
-    if (!a)
+    if (!a) {
+        // Consumed as on the owning thread: the exchange is answered 500 and
+        // its connection closed (WEIR_CLOSE_RESOURCE), with no allocation.
+        post_drop(x, true);
         return -ENOMEM;
+    }
     push_and_wake(answers_, a);
     return 0;
 }
 
-int Worker::defer(Exchange *x) {
-    if (!inline_ || !owner_thread() || x != cur_ex_ || cur_answered_ || cur_deferred_)
+int Worker::defer(uint64_t h) {
+    if (!tickets_.live(h))
+        return WEIR_E_STALE;
+    if (!inline_ || !owner_thread() || !cur_ex_ || tickets_.live(h) != cur_ex_ || cur_answered_ || cur_deferred_)
+        return -EINVAL;
+    if (!tickets_.make_any(h))
         return -EINVAL;
     cur_deferred_ = true;
     return 0;
 }
 
-// Any thread: x's connection closed; the worker releases it in its next pass.
+// Any thread: x's connection closed (or its answer found no memory:
+// abort); the worker releases it in its next pass.
 // A foreign poster like push_and_wake's, bracketed by posting_ the same way
 // (see ~Worker): the drop may be taken and the engine destroyed before the
 // wake returns.
-void Worker::post_drop(Exchange *x) {
+void Worker::post_drop(Exchange *x, bool abort) {
     posting_.fetch_add(1, std::memory_order_relaxed);
+    x->drop_abort = abort ? 1 : 0;
     Exchange *head = drops_.load(std::memory_order_relaxed);
     do {
         x->next_drop = head;
@@ -120,7 +170,12 @@ void Worker::drain_answers() {
     for (Exchange *x = drops_.exchange(nullptr, std::memory_order_acquire); x;) {
         Exchange *next = x->next_drop;
         Slot &s = *static_cast<Slot *>(x->user);
-        s.conn().respond(x, 500, nullptr, 0, nullptr, 0, 0); // WEIR_E_GONE: x is released
+        if (x->drop_abort)
+            s.conn().close(WEIR_CLOSE_RESOURCE); // the 500 below then closes it, with that reason
+        // A dead connection gives WEIR_E_GONE: x is released.
+        s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
+        tickets_.retire(x->handle);
+        s.answered = true;
         mark_dirty(s); // settle frees the slot once nothing is out
         x = next;
     }
@@ -134,16 +189,41 @@ void Worker::drain_answers() {
 }
 
 void Worker::apply(Answer *a) {
-    Slot &s = *static_cast<Slot *>(a->x->user);
-    int rc = s.conn().respond(a->x, a->status, a->headers, a->num_headers, a->body, a->body_len, a->flags);
+    Exchange *x = a->x;
+    Slot &s = *static_cast<Slot *>(x->user);
+    int rc = s.conn().respond(x, a->status, a->headers, a->num_headers, a->body, a->body_len, a->flags);
     if (rc == -EINVAL) {
         // Checked before posting, so this is a bug, not bad input: the
         // exchange still needs an answer.
         log_once(LOG_BAD_ANSWER, "a deferred answer was refused by the connection; answered 500");
-        s.conn().respond(a->x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
+        s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
     }
+    tickets_.retire(x->handle);
+    s.answered = true;
     mark_dirty(s);
     answer_pool_.give(a);
+}
+
+// The handler deadline passed for s (handler_timeout_ms): every exchange of
+// it the host still holds is taken back (its handle turns stale); the first
+// in request order is answered 503 and the connection closes after it, so
+// the rest are dropped. One whose answer is already on its way is left to
+// arrive.
+void Worker::expire_handlers(Slot &s) {
+    Conn &c = s.conn();
+    bool open = s.fd >= 0;
+    if (open)
+        c.close(WEIR_CLOSE_HANDLER_TIMEOUT);
+    bool answered = false;
+    c.each_taken([&](Exchange *x) {
+        if (!tickets_.cancel(x->handle))
+            return;
+        if (open && !answered && c.respond(x, 503, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE) == 0)
+            answered = true;
+        else
+            c.respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE); // dropped: released
+    });
+    mark_dirty(s);
 }
 
 } // namespace weir

@@ -27,23 +27,11 @@ bool lingering(uint32_t reason) {
 
 // Closes the server chose after a complete answer: the peer may have sent
 // past the request that asked for the close (pipelined, or a body).
-bool chosen(uint32_t reason) { return reason == WEIR_CLOSE_NOT_KEEP_ALIVE || reason == WEIR_CLOSE_HANDLER; }
+bool chosen(uint32_t reason) {
+    return reason == WEIR_CLOSE_NOT_KEEP_ALIVE || reason == WEIR_CLOSE_HANDLER || reason == WEIR_CLOSE_HANDLER_TIMEOUT;
+}
 
 } // namespace
-
-Worker *exchange_worker(const Exchange *x) {
-    auto *s = static_cast<const Slot *>(x->user);
-    return s ? s->worker : nullptr;
-}
-
-int exchange_peer(const Exchange *x, sockaddr_storage *ss, socklen_t *len) {
-    auto *s = static_cast<const Slot *>(x->user);
-    if (!s)
-        return -EINVAL;
-    *ss = s->peer;
-    *len = s->peer_len;
-    return 0;
-}
 
 Slot *Worker::alloc_slot() {
     if (!free_slots_) {
@@ -204,6 +192,10 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
         port_->close(s, error);
     s.conn().on_closed();
     let_go(s);
+    // A zombie kept for exchanges the host still holds: the handler deadline
+    // (if any) still frees it.
+    if (s.conn().outstanding() > 0)
+        timers_.arm(s.timer, TimerKind::Handler, now_ms_);
 }
 
 // A close with the peer perhaps still sending (engine's Reaper, reaper.h):

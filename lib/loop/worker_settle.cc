@@ -26,6 +26,8 @@ TimerKind timer_for(ConnWait w) {
         return TimerKind::Idle;
     case ConnWait::Output:
         return TimerKind::Output;
+    case ConnWait::Handler:
+        return TimerKind::Handler;
     default:
         return TimerKind::None;
     }
@@ -110,7 +112,7 @@ void Worker::settle(Slot &s) {
             // extend it); a body's is a wait between reads, so an upload that
             // keeps coming is never cut however long it takes.
             bool rearm = k != s.timer.kind || ((k == TimerKind::Idle || k == TimerKind::Body) && s.activity) ||
-                         (k == TimerKind::Output && s.progress);
+                         (k == TimerKind::Output && s.progress) || (k == TimerKind::Handler && s.answered);
             if (k == TimerKind::None)
                 timers_.disarm(s.timer);
             else if (rearm)
@@ -122,7 +124,7 @@ void Worker::settle(Slot &s) {
             }
         }
     }
-    s.activity = s.progress = false;
+    s.activity = s.progress = s.answered = false;
     settling_ = outer;
     if (s.fd < 0)
         free_if_spent(s);
@@ -148,6 +150,12 @@ void Worker::expire_timers() {
     TimerKind k;
     while (TimerNode *n = timers_.pop_expired(now_ms_, &k)) {
         Slot &s = *static_cast<Slot *>(n->owner);
+        if (k == TimerKind::Handler && (s.fd < 0 || s.conn().wait() == ConnWait::Handler)) {
+            // The host held an exchange past handler_timeout_ms (a zombie's
+            // too: it pins the slot and its buffers).
+            expire_handlers(s);
+            continue;
+        }
         if (timer_for(s.conn().wait()) != k) {
             // This pass's events moved the connection on (its head completed,
             // its output drained, its next request began) before its settle

@@ -82,7 +82,7 @@ void Worker::finish_here() {
     finished_now();
 }
 
-int Worker::poll(Exchange **out, uint32_t max, int timeout_ms) {
+int Worker::poll(weir_exchange **out, uint32_t max, int timeout_ms) {
     if (finished())
         return WEIR_E_SHUTDOWN;
     if (listener_.state == ListenerState::None && !stop_begun_)
@@ -109,10 +109,15 @@ int Worker::poll(Exchange **out, uint32_t max, int timeout_ms) {
     size_t avail = ready_.size() - ready_head_;
     if (avail == 0 && finished())
         return WEIR_E_SHUTDOWN;
-    size_t n = avail < max ? avail : max;
-    for (size_t i = 0; i < n; i++)
-        out[i] = ready_[ready_head_ + i];
-    ready_head_ += n;
+    size_t n = 0;
+    while (n < max && ready_head_ < ready_.size()) {
+        uint64_t h = ready_[ready_head_++];
+        // One the handler deadline took back before the host polled it is
+        // not handed out: its handle is stale already.
+        if (Exchange *x = tickets_.live(h))
+            out[n++] = reinterpret_cast<weir_exchange *>(
+                tickets_raw_pointers().load(std::memory_order_relaxed) ? reinterpret_cast<uintptr_t>(x) : h);
+    }
     if (ready_head_ == ready_.size()) {
         ready_.clear();
         ready_head_ = 0;

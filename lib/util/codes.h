@@ -43,7 +43,8 @@
     X(WEIR_E_STATE, 0, "operation does not fit the object's state")                                            \
     X(WEIR_E_GONE, 0, "the exchange's connection is gone")                                                     \
     X(WEIR_E_SHUTDOWN, 0, "engine is shutting down")                                                           \
-    X(WEIR_E_UNAVAILABLE, 0, "backend not available on this kernel")
+    X(WEIR_E_UNAVAILABLE, 0, "backend not available on this kernel")                                          \
+    X(WEIR_E_STALE, 0, "the exchange handle is stale: answered, timed out, or of a destroyed engine")
 
 #define WEIR_CLOSE_LIST(X)                                                                                     \
     X(WEIR_CLOSE_PEER, "peer")                                                                                 \
@@ -60,7 +61,8 @@
     X(WEIR_CLOSE_RESOURCE, "resource")                                                                         \
     X(WEIR_CLOSE_SILENT, "silent")                                                                             \
     X(WEIR_CLOSE_TRANSPLANT_REFUSED, "transplant_refused")                                                     \
-    X(WEIR_CLOSE_BODY_TIMEOUT, "body_timeout")
+    X(WEIR_CLOSE_BODY_TIMEOUT, "body_timeout")                                                                 \
+    X(WEIR_CLOSE_HANDLER_TIMEOUT, "handler_timeout")
 
 namespace weir {
 

@@ -36,8 +36,7 @@ void handler(void *user, weir_exchange *ex) {
     const weir_request *r = weir_exchange_request(ex);
     std::string path = str(r->path);
     if (path == "/move") {
-        auto *x = reinterpret_cast<weir::Exchange *>(ex);
-        weir::exchange_worker(x)->detach_all_to(g_target.load());
+        weir::exchange_worker(ex)->detach_all_to(g_target.load());
     }
     answer(ex, 200, std::string(static_cast<const char *>(user)) + " " + path);
 }

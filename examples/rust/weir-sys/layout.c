@@ -33,7 +33,7 @@ int main(void) {
     F(weir_config, read_buffer_size) F(weir_config, max_output_bytes) F(weir_config, max_connections)
     F(weir_config, max_pipeline) F(weir_config, header_timeout_ms) F(weir_config, idle_timeout_ms)
     F(weir_config, write_timeout_ms) F(weir_config, body_timeout_ms) F(weir_config, limits) F(weir_config, log)
-    F(weir_config, log_user)
+    F(weir_config, log_user) F(weir_config, handler_timeout_ms) F(weir_config, reserved_)
     F(weir_metrics, size) F(weir_metrics, workers) F(weir_metrics, accepted) F(weir_metrics, accept_batches)
     F(weir_metrics, accept_owed) F(weir_metrics, accept_resource_errors) F(weir_metrics, accept_other_errors)
     F(weir_metrics, handoffs) F(weir_metrics, handoffs_owed) F(weir_metrics, connections_open)
@@ -64,7 +64,7 @@ int main(void) {
     K(WEIR_E_DUPLICATE_HOST) K(WEIR_E_BAD_HOST) K(WEIR_E_BAD_CONTENT_LENGTH) K(WEIR_E_CL_AND_TE)
     K(WEIR_E_BAD_TRANSFER_ENCODING) K(WEIR_E_UNKNOWN_TRANSFER_CODING) K(WEIR_E_BODY_TOO_LARGE)
     K(WEIR_E_EXPECTATION_FAILED) K(WEIR_E_BAD_CHUNK) K(WEIR_E_CHUNK_EXT_TOO_LONG) K(WEIR_E_TRAILERS_TOO_LARGE)
-    K(WEIR_E_STATE) K(WEIR_E_GONE) K(WEIR_E_SHUTDOWN) K(WEIR_E_UNAVAILABLE) K(WEIR_E_LAST)
+    K(WEIR_E_STATE) K(WEIR_E_GONE) K(WEIR_E_SHUTDOWN) K(WEIR_E_UNAVAILABLE) K(WEIR_E_STALE) K(WEIR_E_LAST)
     K(WEIR_TARGET_ORIGIN) K(WEIR_TARGET_ABSOLUTE) K(WEIR_TARGET_AUTHORITY) K(WEIR_TARGET_ASTERISK)
     K(WEIR_BODY_NONE) K(WEIR_BODY_LENGTH) K(WEIR_BODY_CHUNKED)
     K(WEIR_REQ_KEEP_ALIVE) K(WEIR_REQ_EXPECT_CONTINUE) K(WEIR_REQ_UPGRADE)
@@ -73,7 +73,7 @@ int main(void) {
     K(WEIR_CLOSE_PEER) K(WEIR_CLOSE_NOT_KEEP_ALIVE) K(WEIR_CLOSE_BAD_REQUEST) K(WEIR_CLOSE_HEADER_TIMEOUT)
     K(WEIR_CLOSE_IDLE_TIMEOUT) K(WEIR_CLOSE_WRITE_TIMEOUT) K(WEIR_CLOSE_OUTPUT_LIMIT) K(WEIR_CLOSE_IO_ERROR)
     K(WEIR_CLOSE_MAX_CONNECTIONS) K(WEIR_CLOSE_SHUTDOWN) K(WEIR_CLOSE_HANDLER) K(WEIR_CLOSE_RESOURCE)
-    K(WEIR_CLOSE_SILENT) K(WEIR_CLOSE_TRANSPLANT_REFUSED) K(WEIR_CLOSE_BODY_TIMEOUT) K(WEIR_CLOSE_REASONS) K(WEIR_RESPOND_CLOSE) K(WEIR_TRANSPLANT_END) K(AF_INET) K(AF_INET6)
+    K(WEIR_CLOSE_SILENT) K(WEIR_CLOSE_TRANSPLANT_REFUSED) K(WEIR_CLOSE_BODY_TIMEOUT) K(WEIR_CLOSE_HANDLER_TIMEOUT) K(WEIR_CLOSE_REASONS) K(WEIR_RESPOND_CLOSE) K(WEIR_TRANSPLANT_END) K(AF_INET) K(AF_INET6)
     printf("];\n");
     return 0;
 }

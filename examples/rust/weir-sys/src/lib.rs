@@ -46,6 +46,7 @@ pub const WEIR_E_STATE: c_int = -(WEIR_E_BASE + 40);
 pub const WEIR_E_GONE: c_int = -(WEIR_E_BASE + 41);
 pub const WEIR_E_SHUTDOWN: c_int = -(WEIR_E_BASE + 42);
 pub const WEIR_E_UNAVAILABLE: c_int = -(WEIR_E_BASE + 43);
+pub const WEIR_E_STALE: c_int = -(WEIR_E_BASE + 44);
 pub const WEIR_E_LAST: c_int = -(WEIR_E_BASE + 63);
 
 // ---- views
@@ -196,6 +197,8 @@ pub struct weir_config {
     pub limits: weir_http1_limits,
     pub log: weir_log_fn,
     pub log_user: *mut c_void,
+    pub handler_timeout_ms: u32,
+    pub reserved_: u32,
 }
 
 pub const WEIR_CLOSE_PEER: u32 = 0;
@@ -213,6 +216,7 @@ pub const WEIR_CLOSE_RESOURCE: u32 = 11;
 pub const WEIR_CLOSE_SILENT: u32 = 12;
 pub const WEIR_CLOSE_TRANSPLANT_REFUSED: u32 = 13;
 pub const WEIR_CLOSE_BODY_TIMEOUT: u32 = 14;
+pub const WEIR_CLOSE_HANDLER_TIMEOUT: u32 = 15;
 pub const WEIR_CLOSE_REASONS: usize = 16;
 
 #[repr(C)]

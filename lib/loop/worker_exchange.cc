@@ -1,0 +1,52 @@
+// The exchange entry points capi/ calls: each resolves the host's handle to
+// its worker's ticket table first (loop/tickets.h), so a handle that is
+// stale — answered, timed out, or of a destroyed engine — is refused without
+// touching memory that may now belong to another request.
+#include "loop/worker.h"
+
+namespace weir {
+
+namespace {
+
+uint64_t H(weir_exchange *ex) { return reinterpret_cast<uintptr_t>(ex); }
+
+} // namespace
+
+int exchange_respond(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, const void *body,
+                     size_t len, uint32_t flags) {
+    TicketRef r(H(ex));
+    if (!r)
+        return WEIR_E_STALE;
+    return r.worker()->respond(r, status, h, nh, body, len, flags);
+}
+
+int exchange_defer(weir_exchange *ex) {
+    TicketRef r(H(ex));
+    if (!r)
+        return WEIR_E_STALE;
+    return r.worker()->defer(r.handle());
+}
+
+const weir_request *exchange_request(weir_exchange *ex) {
+    TicketRef r(H(ex));
+    Exchange *x = r ? r.peek() : nullptr;
+    return x ? &x->req : nullptr;
+}
+
+int exchange_peer(weir_exchange *ex, sockaddr_storage *ss, socklen_t *len) {
+    TicketRef r(H(ex));
+    Exchange *x = r ? r.peek() : nullptr;
+    if (!x)
+        return WEIR_E_STALE;
+    auto *s = static_cast<const Slot *>(x->user);
+    *ss = s->peer;
+    *len = s->peer_len;
+    return 0;
+}
+
+Worker *exchange_worker(weir_exchange *ex) {
+    TicketRef r(H(ex));
+    return r && r.peek() ? r.worker() : nullptr;
+}
+
+} // namespace weir
