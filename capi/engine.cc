@@ -160,6 +160,35 @@ WEIR_EXPORT int weir_respond(weir_exchange *ex, int status, const weir_header_t 
         [&] { return weir::exchange_respond(ex, status, headers, num_headers, body, body_len, flags); });
 }
 
+WEIR_EXPORT int weir_stream_start(weir_exchange *ex, int status, const weir_header_t *headers, size_t num_headers,
+                                  uint64_t length, uint32_t flags) {
+    if (!ex || (num_headers && !headers))
+        return -EINVAL;
+    return weir::guard([&] { return weir::exchange_stream_start(ex, status, headers, num_headers, length, flags); });
+}
+
+WEIR_EXPORT int weir_stream_write(weir_exchange *ex, const void *data, size_t len) {
+    if (!ex || (len && !data))
+        return -EINVAL;
+    return weir::guard([&] { return weir::exchange_stream_write(ex, data, len); });
+}
+
+WEIR_EXPORT int weir_stream_end(weir_exchange *ex, const weir_header_t *trailers, size_t num_trailers) {
+    if (!ex || (num_trailers && !trailers))
+        return -EINVAL;
+    return weir::guard([&] { return weir::exchange_stream_end(ex, trailers, num_trailers); });
+}
+
+WEIR_EXPORT int64_t weir_stream_room(weir_exchange *ex) {
+    if (!ex)
+        return -EINVAL;
+    try {
+        return weir::exchange_stream_room(ex);
+    } catch (...) {
+        return -EIO;
+    }
+}
+
 WEIR_EXPORT int weir_defer(weir_exchange *ex) {
     if (!ex)
         return -EINVAL;

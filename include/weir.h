@@ -323,7 +323,11 @@ typedef struct weir_config {
                                     answers 503, closes the connection (counted as
                                     WEIR_CLOSE_HANDLER_TIMEOUT) and the exchange's
                                     handle turns stale. 0 = no deadline: 0            */
-    uint32_t reserved_;          /* zero                                               */
+    uint32_t stream_window_bytes; /* a streamed answer's unsent bytes at most: a write
+                                    that would pass it is refused with -EAGAIN and
+                                    the stream handed back once half of it has
+                                    left; at most max_output_bytes; 0 = 262144 (or
+                                    max_output_bytes when smaller): 0               */
 } weir_config;
 
 /* Fills every default listed above. Any thread. */
@@ -702,6 +706,51 @@ typedef struct weir_answer_t {
  * answers[i].result. Returns how many succeeded (0..n), or -EINVAL for NULL
  * with n > 0. The same threads as weir_respond. */
 WEIR_API int weir_respond_many(weir_answer_t *answers, size_t n);
+
+/*
+ * Streamed answers: a head now, the body in pieces, for answers that are
+ * large, produced over time (server-sent events, a download) or of unknown
+ * length. Every call is for the same threads as weir_respond, and follows
+ * the same failure rule; one thread at a time writes to a stream.
+ *
+ * weir_stream_start: status and headers as weir_respond; length is the body's
+ * length (Content-Length), or WEIR_LENGTH_UNKNOWN: chunked for HTTP/1.1,
+ * delimited by closing the connection for HTTP/1.0. For HEAD, 204 and 304
+ * no body is sent (pieces are accepted and discarded). Started inside
+ * on_request, the handler may return: the stream goes on from any thread
+ * (no weir_defer needed) and, inline, from on_request again (below).
+ * Returns 0, -EINVAL (as weir_respond, or begun already), WEIR_E_STATE,
+ * WEIR_E_STALE, or, consuming ex, WEIR_E_GONE and -ENOMEM.
+ *
+ * weir_stream_write: one piece (len may be 0). A stream holds at most
+ * cfg.stream_window_bytes unsent: a piece that would pass it is refused
+ * with -EAGAIN (nothing done; not consumed). The stream is then handed back
+ * once half the window has left: inline, on_request is called again with
+ * the same ex on its worker's thread (tell it from a new request by
+ * weir_stream_room(ex) >= 0); driven, ex comes back in a weir_worker_poll
+ * batch. Returns 0, -EAGAIN, -EMSGSIZE (len above the window: split it),
+ * -EINVAL (past the announced length, NULL data with len), WEIR_E_STATE
+ * (not started), WEIR_E_STALE, or, consuming ex, WEIR_E_GONE and -ENOMEM.
+ *
+ * weir_stream_end: the end, with trailer fields for a chunked body (same
+ * rules as headers; -EINVAL on another framing). A Length body must have
+ * received every byte first (-EINVAL: not consumed, write the rest).
+ * Returns 0 (consumed, answered), the codes above, or WEIR_E_GONE/-ENOMEM.
+ *
+ * weir_stream_room: bytes a piece may have now without -EAGAIN (0 when the
+ * window is full), WEIR_E_STATE (ex is live but its answer was not started
+ * as a stream: a new request), WEIR_E_STALE, -EINVAL. Any thread.
+ *
+ * Pipelined answers still leave in request order: a stream's pieces wait
+ * (within the window) while the answers before it are sent, and the
+ * answers after it wait for its end.
+ */
+#define WEIR_LENGTH_UNKNOWN UINT64_MAX
+WEIR_API int weir_stream_start(weir_exchange *ex, int status, const weir_header_t *headers, size_t num_headers,
+                               uint64_t length, uint32_t flags);
+WEIR_API int weir_stream_write(weir_exchange *ex, const void *data, size_t len);
+WEIR_API int weir_stream_end(weir_exchange *ex, const weir_header_t *trailers, size_t num_trailers);
+WEIR_API int64_t weir_stream_room(weir_exchange *ex);
 
 /* Inline mode, inside on_request: the answer will come later, from any
  * thread, through weir_respond. Returns 0, -EINVAL (NULL, not the exchange

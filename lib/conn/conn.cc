@@ -101,6 +101,19 @@ void Conn::flush() {
     while (s.write_seq != s.parse_seq) {
         ExSlot &sl = s.slot(s.write_seq);
         bool ok;
+        if (sl.state == kStreaming) {
+            // Its turn came: what it streamed so far leaves, the rest goes
+            // straight to the output; nothing after it leaves before its end.
+            if (!sl.stream_direct) {
+                sl.stream_direct = true;
+                if (!s.out.append(sl.answer.p, sl.answer.len)) {
+                    abort(WEIR_CLOSE_RESOURCE);
+                    return;
+                }
+                sl.answer.clear();
+            }
+            break;
+        }
         if (sl.state == kAnswered)
             ok = s.out.append(sl.answer.p, sl.answer.len);
         else if (sl.state == kError)
@@ -138,7 +151,9 @@ void Conn::drop_unanswered() {
     State &s = *st_;
     for (uint32_t q = s.write_seq; q != s.parse_seq; ++q) {
         ExSlot &sl = s.slot(q);
-        sl.state = sl.state == kTaken ? kDropped : kFree;
+        if (sl.state == kStreaming)
+            s.streams--;
+        sl.state = (sl.state == kTaken || sl.state == kStreaming) ? kDropped : kFree;
     }
     s.write_seq = s.take_seq = s.parse_seq;
 }
@@ -247,7 +262,7 @@ Exchange *Conn::taken_seq(uint32_t seq) {
     if (!st_)
         return nullptr;
     ExSlot &sl = st_->slot(seq);
-    return sl.state == kTaken && sl.x.seq == seq ? &sl.x : nullptr;
+    return (sl.state == kTaken || sl.state == kStreaming) && sl.x.seq == seq ? &sl.x : nullptr;
 }
 
 Exchange *Conn::dropped_at(uint32_t i) {

@@ -49,6 +49,7 @@ struct ConnSettings {
     uint32_t read_buffer_size = 16384; // pooled block size; larger heads/bodies grow a private buffer
     uint32_t max_pipeline = 64;     // requests parsed ahead of their answers
     uint32_t max_output_bytes = 4u << 20; // unsent output past this closes (WEIR_CLOSE_OUTPUT_LIMIT)
+    uint32_t stream_window = 256u << 10;  // a stream's unsent bytes at most (the loop enforces it)
 };
 
 // One request and, later, its answer. Lives inside its Conn's pooled state;
@@ -139,6 +140,30 @@ class Conn {
     int respond(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, const void *body,
                 size_t body_len, uint32_t flags);
 
+    // ---- streamed answers (conn_stream.cc; the rules are weir_stream_*'s)
+    // Begins x's answer: its head now, its body in pieces. length:
+    // UINT64_MAX when unknown (chunked, or close-delimited for HTTP/1.0).
+    // Returns 0, -EINVAL, -ENOMEM, WEIR_E_GONE (x released, as respond()).
+    int stream_start(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, uint64_t length,
+                     uint32_t flags);
+    // One piece: 0, -EINVAL (not streaming, past the length), -ENOMEM or
+    // WEIR_E_GONE (both release x).
+    int stream_write(Exchange *x, const void *p, size_t n);
+    // The end (trailers for a chunked one): 0, -EINVAL (not streaming, bytes
+    // owed, trailers on a body that is not chunked), -ENOMEM, WEIR_E_GONE
+    // (released). On 0 x is answered.
+    int stream_end(Exchange *x, const weir_header_t *trailers, size_t num_trailers);
+    // The bytes x's stream holds unsent (its turn: the connection's whole
+    // unsent output, an upper bound; before it: what it buffered).
+    size_t stream_backlog(const Exchange *x) const;
+    bool streaming(const Exchange *x) const;
+    uint32_t streams() const; // streams begun and not ended
+    // Calls f(Exchange *) for each exchange whose answer is streaming.
+    template <class F> void each_stream(F &&f);
+    // The loop aborts the connection (a stalled stream past the handler
+    // deadline): output dropped, exchanges still out turn dropped.
+    void abort_now(uint32_t reason) { abort(reason); }
+
     // ---- output
     // Up to max iovecs of what should be written now, lent until on_written();
     // returns their count.
@@ -211,6 +236,8 @@ class Conn {
     uint32_t ring_size() const;
     Exchange *taken_seq(uint32_t seq);
     Exchange *dropped_at(uint32_t i);
+    Exchange *stream_at(uint32_t i);
+    int stream_check(Exchange *x, bool *gone);
     bool ensure_state();
     bool held_between(const State &s) const;
     void parse();
@@ -239,6 +266,12 @@ template <class F> void Conn::each_taken(F &&f) {
             f(x);
     for (uint32_t i = 0; i < ring_size(); i++)
         if (Exchange *x = dropped_at(i))
+            f(x);
+}
+
+template <class F> void Conn::each_stream(F &&f) {
+    for (uint32_t i = 0; streams() > 0 && i < ring_size(); i++)
+        if (Exchange *x = stream_at(i))
             f(x);
 }
 

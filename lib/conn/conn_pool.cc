@@ -55,7 +55,7 @@ void Conn::State::reset() {
             answers_hi = i + 1;
         }
     }
-    write_seq = take_seq = parse_seq = taken = 0;
+    write_seq = take_seq = parse_seq = taken = streams = 0;
     arena_pos = arena_cur = 0;
     out.clear();
 }

@@ -4,6 +4,7 @@
 
 #include "conn/conn.h"
 #include "conn/out_queue.h"
+#include "http1/response.h"
 #include "util/bytes.h"
 
 namespace weir {
@@ -16,6 +17,7 @@ enum SlotState : uint8_t {
     kAnswered, // answered out of order: waits for earlier answers
     kError,    // weir answers it itself (parse error, 408), then closes
     kDropped,  // handed out, but the connection closed first
+    kStreaming, // handed out, its streamed answer begun (conn_stream.cc), not ended
 };
 
 enum Phase : uint8_t { kHead, kBodyLength, kBodyChunked };
@@ -41,6 +43,12 @@ struct ExSlot {
     Bytes answer; // an out-of-order answer, kept until its turn
     uint8_t state = kFree;
     bool answer_closes = false;
+    // A streamed answer: its framing, the bytes a Length answer still owes,
+    // and whether its turn came (pieces then go straight to the output;
+    // before it, they wait in answer).
+    http1::StreamFraming framing = http1::StreamFraming::None;
+    bool stream_direct = false;
+    uint64_t stream_left = 0;
     uint32_t answer_reason = 0; // the close reason of a closing answer or an error answer
     int error_status = 0;
 };
@@ -74,7 +82,8 @@ struct Conn::State {
     uint32_t write_seq = 0; // next answer to queue for output
     uint32_t take_seq = 0;  // next request to hand out
     uint32_t parse_seq = 0; // the request being read
-    uint32_t taken = 0;     // handed out and unanswered (kTaken + kDropped)
+    uint32_t taken = 0;     // handed out and unanswered (kTaken + kStreaming + kDropped)
+    uint32_t streams = 0;   // kStreaming slots
     // Out-of-order answer buffers an idle state keeps for its next owner:
     // at most kKeptAnswerBytes in all, in slots [0, answers_hi). Per slot
     // instead, 64 slots and 256 cached states could pin 1 GiB a worker.

@@ -161,6 +161,73 @@ template <class Out> bool write_error_response(Out &out, int status) {
     return write_response(out, status, &ct, 1, body, static_cast<size_t>(n), shape);
 }
 
+StreamFraming stream_framing(int status, bool head, uint32_t version_minor, bool length_known) {
+    if (head || no_body_status(status))
+        return StreamFraming::None;
+    if (length_known)
+        return StreamFraming::Length;
+    return version_minor >= 1 ? StreamFraming::Chunked : StreamFraming::Close;
+}
+
+template <class Out>
+bool write_stream_head(Out &out, int status, const weir_header_t *headers, size_t num_headers, uint64_t length,
+                       StreamFraming framing, const ResponseShape &shape) {
+    size_t need = 160;
+    for (size_t i = 0; i < num_headers; ++i)
+        need += headers[i].name.len + headers[i].value.len + 4;
+    if (!out.reserve_more(need))
+        return false;
+    char line[16] = "HTTP/1.1 ";
+    line[9] = static_cast<char>('0' + status / 100);
+    line[10] = static_cast<char>('0' + status / 10 % 10);
+    line[11] = static_cast<char>('0' + status % 10);
+    line[12] = ' ';
+    bool ok = out.append(line, 13) && out.append(reason_phrase(status)) && out.append("\r\nDate: ", 8) &&
+              out.append(http_date_now(), 29) && out.append("\r\n", 2);
+    // A HEAD answer says the length the body would have had, as a GET's would.
+    if (framing == StreamFraming::Length || (framing == StreamFraming::None && shape.head && length != UINT64_MAX &&
+                                             !no_body_status(status)))
+        ok = ok && out.append("Content-Length: ", 16) && append_u64(out, length) && out.append("\r\n", 2);
+    else if (framing == StreamFraming::Chunked)
+        ok = ok && out.append("Transfer-Encoding: chunked\r\n", 28);
+    if (shape.close)
+        ok = ok && out.append("Connection: close\r\n", 19);
+    else if (shape.keep_alive_10)
+        ok = ok && out.append("Connection: keep-alive\r\n", 24);
+    for (size_t i = 0; ok && i < num_headers; ++i)
+        ok = out.append(headers[i].name.ptr, headers[i].name.len) && out.append(": ", 2) &&
+             out.append(headers[i].value.ptr, headers[i].value.len) && out.append("\r\n", 2);
+    return ok && out.append("\r\n", 2);
+}
+
+template <class Out> bool write_stream_piece(Out &out, StreamFraming framing, const void *p, size_t n) {
+    if (framing == StreamFraming::None || n == 0)
+        return true;
+    if (framing != StreamFraming::Chunked)
+        return out.append(p, n);
+    char size[20];
+    int k = std::snprintf(size, sizeof size, "%zx\r\n", n);
+    return out.reserve_more(static_cast<size_t>(k) + n + 2) && out.append(size, static_cast<size_t>(k)) &&
+           out.append(p, n) && out.append("\r\n", 2);
+}
+
+template <class Out> bool write_last_chunk(Out &out, const weir_header_t *trailers, size_t num_trailers) {
+    bool ok = out.append("0\r\n", 3);
+    for (size_t i = 0; ok && i < num_trailers; ++i)
+        ok = out.append(trailers[i].name.ptr, trailers[i].name.len) && out.append(": ", 2) &&
+             out.append(trailers[i].value.ptr, trailers[i].value.len) && out.append("\r\n", 2);
+    return ok && out.append("\r\n", 2);
+}
+
+template bool write_stream_head<Bytes>(Bytes &, int, const weir_header_t *, size_t, uint64_t, StreamFraming,
+                                       const ResponseShape &);
+template bool write_stream_head<OutQueue>(OutQueue &, int, const weir_header_t *, size_t, uint64_t, StreamFraming,
+                                          const ResponseShape &);
+template bool write_stream_piece<Bytes>(Bytes &, StreamFraming, const void *, size_t);
+template bool write_stream_piece<OutQueue>(OutQueue &, StreamFraming, const void *, size_t);
+template bool write_last_chunk<Bytes>(Bytes &, const weir_header_t *, size_t);
+template bool write_last_chunk<OutQueue>(OutQueue &, const weir_header_t *, size_t);
+
 template bool write_response<Bytes>(Bytes &, int, const weir_header_t *, size_t, const void *, size_t,
                                    const ResponseShape &);
 template bool write_response<OutQueue>(OutQueue &, int, const weir_header_t *, size_t, const void *, size_t,

@@ -30,6 +30,24 @@ template <class Out>
 bool write_response(Out &out, int status, const weir_header_t *headers, size_t num_headers, const void *body,
                     size_t body_len, const ResponseShape &shape);
 
+// A streamed answer's framing (weir_stream_*): how its body is delimited.
+enum class StreamFraming : uint8_t {
+    None,    // HEAD, 1xx/204/304: the head only; written bytes are discarded
+    Length,  // Content-Length: the host said how many bytes
+    Chunked, // Transfer-Encoding: chunked (HTTP/1.1, length unknown)
+    Close,   // HTTP/1.0, length unknown: delimited by the connection's close
+};
+StreamFraming stream_framing(int status, bool head, uint32_t version_minor, bool length_known);
+// The head of a streamed answer: status line, Date, framing (length when
+// Length), Connection, the caller's headers, the empty line.
+template <class Out>
+bool write_stream_head(Out &out, int status, const weir_header_t *headers, size_t num_headers, uint64_t length,
+                       StreamFraming framing, const ResponseShape &shape);
+// One piece of a streamed body, framed as a chunk when Chunked (n > 0).
+template <class Out> bool write_stream_piece(Out &out, StreamFraming framing, const void *p, size_t n);
+// The end of a chunked body: the last chunk, the trailer fields, the empty line.
+template <class Out> bool write_last_chunk(Out &out, const weir_header_t *trailers, size_t num_trailers);
+
 // Appends weir's own answer to a request it refused or timed out (400, 408,
 // 413, ...), always with Connection: close.
 template <class Out> bool write_error_response(Out &out, int status);

@@ -70,6 +70,8 @@ Answer *AnswerPool::make(Exchange *x, int status, const weir_header_t *h, size_t
     if (len)
         std::memcpy(p, body, len);
     a->x = x;
+    a->kind = AnswerKind::Respond;
+    a->handle = 0;
     a->status = status;
     a->flags = flags;
     a->drop = false;
@@ -85,6 +87,7 @@ Answer *AnswerPool::make_drop(Exchange *x) {
     if (!a)
         return nullptr;
     a->x = x;
+    a->kind = AnswerKind::Respond;
     a->drop = true;
     a->status = 500;
     a->flags = 0;

@@ -19,8 +19,16 @@ namespace weir {
 
 struct Exchange;
 
+// What a posted node asks for: a whole answer, or a piece of a streamed one
+// (worker_stream.cc: the head, a body piece, the end with its trailers in
+// headers).
+enum class AnswerKind : uint8_t { Respond, Start, Write, End };
+
 struct Answer : MpscNode {
     Exchange *x = nullptr;
+    AnswerKind kind = AnswerKind::Respond;
+    uint64_t handle = 0;  // a stream's ticket, checked before x is touched
+    uint64_t length = 0;  // Start: the announced length (UINT64_MAX: unknown)
     int status = 0;
     uint32_t flags = 0;
     bool drop = false; // the connection is gone: release x only

@@ -27,6 +27,8 @@ void config_defaults(weir_config *cfg) {
     cfg->idle_timeout_ms = 60000;
     cfg->write_timeout_ms = 30000;
     cfg->body_timeout_ms = 10000;
+    cfg->handler_timeout_ms = 0;
+    cfg->stream_window_bytes = 0; // 256 KiB, or max_output_bytes when smaller (engine.cc)
     http1::limits_default(&cfg->limits);
 }
 

@@ -60,6 +60,11 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
     e->settings_.read_buffer_size = c.read_buffer_size;
     e->settings_.max_pipeline = c.max_pipeline;
     e->settings_.max_output_bytes = c.max_output_bytes;
+    if (c.stream_window_bytes == 0) // the default, within a smaller output limit
+        c.stream_window_bytes = c.max_output_bytes < (256u << 10) ? c.max_output_bytes : 256u << 10;
+    if (c.stream_window_bytes > c.max_output_bytes)
+        return -EINVAL;
+    e->settings_.stream_window = c.stream_window_bytes;
     for (uint32_t i = 0; i < n; i++) {
         std::unique_ptr<Port> port;
         int prc = factory(c.backend, &port);

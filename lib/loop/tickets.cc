@@ -13,7 +13,7 @@ namespace weir {
 
 namespace {
 
-constexpr uint32_t kStateMask = 3;
+constexpr uint32_t kStateMask = 7;
 
 struct RegSlot {
     std::atomic<TicketTable *> table{nullptr};
@@ -48,7 +48,9 @@ uint64_t make_handle(uint32_t table, uint32_t entry, uint32_t gen) {
            gen;
 }
 
-bool live_state(TicketState s) { return s == TicketState::Local || s == TicketState::Any; }
+bool live_state(TicketState s) {
+    return s == TicketState::Local || s == TicketState::Any || s == TicketState::Stream;
+}
 
 } // namespace
 
@@ -134,6 +136,10 @@ uint64_t TicketTable::issue(Exchange *x, TicketState st, bool head) {
     t->next = 0;
     t->x = x;
     t->head = head;
+    t->nodes.store(0, std::memory_order_relaxed);
+    t->bytes.store(0, std::memory_order_relaxed);
+    t->backlog.store(0, std::memory_order_relaxed);
+    t->want_room.store(false, std::memory_order_relaxed);
     uint32_t gen = gen_of(t->word.load(std::memory_order_relaxed));
     t->word.store(word(gen, st), std::memory_order_release);
     out_++;
@@ -165,24 +171,50 @@ void TicketTable::give_back(uint32_t i, uint32_t gen) {
 void TicketTable::retire(uint64_t h) {
     uint32_t i = entry_of(h);
     Ticket *t = entry(i);
-    if (!t || gen_of(t->word.load(std::memory_order_relaxed)) != hgen_of(h))
+    if (!t)
         return;
-    give_back(i, hgen_of(h));
+    // A CAS, not a store: a writer may be moving a stream's entry at the
+    // same time (Stream -> Claimed); whichever state it is in, it goes.
+    uint64_t w = t->word.load(std::memory_order_acquire);
+    while (gen_of(w) == hgen_of(h) && state_of(w) != TicketState::Free)
+        if (t->word.compare_exchange_weak(w, word(hgen_of(h), TicketState::Claimed), std::memory_order_acq_rel)) {
+            give_back(i, hgen_of(h));
+            return;
+        }
 }
 
-bool TicketTable::cancel(uint64_t h) {
+bool TicketTable::cancel(uint64_t h, TicketState *was) {
     uint32_t i = entry_of(h);
     Ticket *t = entry(i);
     if (!t)
         return false;
-    for (TicketState st : {TicketState::Local, TicketState::Any}) {
+    for (TicketState st : {TicketState::Local, TicketState::Any, TicketState::Stream}) {
         uint64_t w = word(hgen_of(h), st);
         if (t->word.compare_exchange_strong(w, word(hgen_of(h), TicketState::Claimed), std::memory_order_acq_rel)) {
+            if (was)
+                *was = st;
             give_back(i, hgen_of(h));
             return true;
         }
     }
     return false;
+}
+
+TicketState TicketTable::state(uint64_t h) const {
+    const Ticket *t = at(h);
+    if (!t)
+        return TicketState::Free;
+    uint64_t w = t->word.load(std::memory_order_acquire);
+    return gen_of(w) == hgen_of(h) ? state_of(w) : TicketState::Free;
+}
+
+Ticket *TicketTable::at(uint64_t h) const {
+    if (table_of(h) != index_)
+        return nullptr;
+    Ticket *t = entry(entry_of(h));
+    if (!t || gen_of(t->word.load(std::memory_order_acquire)) != hgen_of(h))
+        return nullptr;
+    return t;
 }
 
 Exchange *TicketTable::live(uint64_t h) const {
@@ -244,6 +276,8 @@ int TicketRef::claim(bool owner, Exchange **x) {
         TicketState st = state_of(w);
         if (st == TicketState::Local && !owner)
             return WEIR_E_STATE;
+        if (st == TicketState::Stream)
+            return -EINVAL; // a streamed answer ends with weir_stream_end
         if (!live_state(st))
             return WEIR_E_STALE;
         if (t_->word.compare_exchange_weak(w, word(hgen_of(h_), TicketState::Claimed), std::memory_order_acq_rel,
@@ -252,6 +286,49 @@ int TicketRef::claim(bool owner, Exchange **x) {
             return 0;
         }
     }
+}
+
+int TicketRef::begin_stream(bool owner, Exchange **x) {
+    if (!t_)
+        return WEIR_E_STALE;
+    uint64_t w = t_->word.load(std::memory_order_acquire);
+    for (;;) {
+        if (gen_of(w) != hgen_of(h_))
+            return WEIR_E_STALE;
+        TicketState st = state_of(w);
+        if (st == TicketState::Local && !owner)
+            return WEIR_E_STATE;
+        if (st == TicketState::Stream)
+            return -EINVAL; // begun already
+        if (!live_state(st))
+            return WEIR_E_STALE;
+        if (t_->word.compare_exchange_weak(w, word(hgen_of(h_), TicketState::Stream), std::memory_order_acq_rel,
+                                           std::memory_order_acquire)) {
+            *x = t_->x;
+            return 0;
+        }
+    }
+}
+
+int TicketRef::stream(Exchange **x) const {
+    if (!t_)
+        return WEIR_E_STALE;
+    uint64_t w = t_->word.load(std::memory_order_acquire);
+    if (gen_of(w) != hgen_of(h_) || !live_state(state_of(w)))
+        return WEIR_E_STALE;
+    if (state_of(w) != TicketState::Stream)
+        return WEIR_E_STATE;
+    *x = t_->x;
+    return 0;
+}
+
+int TicketRef::end_stream(Exchange **x) {
+    if (int rc = stream(x); rc < 0)
+        return rc;
+    uint64_t w = word(hgen_of(h_), TicketState::Stream);
+    if (!t_->word.compare_exchange_strong(w, word(hgen_of(h_), TicketState::Claimed), std::memory_order_acq_rel))
+        return WEIR_E_STALE;
+    return 0;
 }
 
 } // namespace weir

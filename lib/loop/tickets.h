@@ -43,13 +43,26 @@ namespace weir {
 struct Exchange;
 class Worker;
 
-enum class TicketState : uint32_t { Free = 0, Local = 1, Any = 2, Claimed = 3 };
+enum class TicketState : uint32_t { Free = 0, Local = 1, Any = 2, Claimed = 3, Stream = 4 };
 
 struct Ticket {
     std::atomic<uint64_t> word{0};
     Exchange *x = nullptr;
     uint32_t next = 0;   // free list (index + 1; 0 ends it)
     bool head = false;   // the request is HEAD: an answer's body is not sent
+    // A streamed answer (worker_stream.cc). The host writes one piece at a
+    // time (one writer per stream), so these are the writer's and the
+    // loop's: what it posted and the loop has not applied (nodes keep the
+    // order: an owning-thread piece goes through the queue while any is
+    // there), what the loop last saw unsent, whether a writer was refused
+    // for room (the loop then hands the stream back once there is some),
+    // and the bytes a Length answer still owes (UINT64_MAX: no length).
+    uint8_t framing = 0; // http1::StreamFraming
+    std::atomic<uint32_t> nodes{0};
+    std::atomic<uint64_t> bytes{0};
+    std::atomic<uint64_t> backlog{0};
+    std::atomic<bool> want_room{false};
+    uint64_t left = 0;
 };
 
 class TicketTable {
@@ -77,11 +90,17 @@ class TicketTable {
     bool reserve();
     // Owning thread, after reserve(): the handle for x.
     uint64_t issue(Exchange *x, TicketState st, bool head);
-    // Owning thread: x's claimed entry is done with (its answer applied).
+    // Owning thread: x's entry is done with (its answer applied, or its
+    // stream ended by the connection's death), whatever its state.
     void retire(uint64_t h);
-    // Owning thread: takes an unclaimed entry back (Local or Any). false when
-    // it is not live any more (claimed, or stale).
-    bool cancel(uint64_t h);
+    // Owning thread: takes an unclaimed entry back (Local, Any or Stream;
+    // *was says which). false when it is not live any more (claimed, or
+    // stale).
+    bool cancel(uint64_t h, TicketState *was = nullptr);
+    // Owning thread: h's state, Free when h is stale.
+    TicketState state(uint64_t h) const;
+    // Owning thread: h's entry while h is not stale, else null.
+    Ticket *at(uint64_t h) const;
     // Owning thread: the exchange h names while it is Local or Any, else null.
     Exchange *live(uint64_t h) const;
     // Owning thread: Local -> Any (weir_defer). false when h is not Local.
@@ -126,6 +145,13 @@ class TicketRef {
     // (answered, timed out, never issued), or WEIR_E_STATE (a Local entry
     // from another thread: the handler did not call weir_defer).
     int claim(bool owner, Exchange **x);
+    // A streamed answer: begin (Local|Any -> Stream, as claim), the stream
+    // while it is one (no change: 0, WEIR_E_STALE, or WEIR_E_STATE when h is
+    // live but not a stream), and its end (Stream -> Claimed).
+    int begin_stream(bool owner, Exchange **x);
+    int stream(Exchange **x) const;
+    int end_stream(Exchange **x);
+    Ticket &ticket() const { return *t_; }
 
   private:
     uint64_t h_;

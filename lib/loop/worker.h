@@ -126,6 +126,11 @@ enum LogKind : uint32_t {
 int exchange_respond(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, const void *body,
                      size_t len, uint32_t flags);
 int exchange_defer(weir_exchange *ex);
+int exchange_stream_start(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, uint64_t length,
+                          uint32_t flags);
+int exchange_stream_write(weir_exchange *ex, const void *p, size_t n);
+int exchange_stream_end(weir_exchange *ex, const weir_header_t *tr, size_t nt);
+int64_t exchange_stream_room(weir_exchange *ex);
 const weir_request *exchange_request(weir_exchange *ex);
 int exchange_peer(weir_exchange *ex, sockaddr_storage *ss, socklen_t *len);
 // The worker a live handle belongs to, or null (tests).
@@ -157,6 +162,12 @@ class Worker {
     int respond(TicketRef &r, int status, const weir_header_t *h, size_t nh, const void *body, size_t len,
                 uint32_t flags);
     int defer(uint64_t h);
+    // Streamed answers (worker_stream.cc), any thread, as respond().
+    int stream_start(TicketRef &r, int status, const weir_header_t *h, size_t nh, uint64_t length,
+                     uint32_t flags);
+    int stream_write(TicketRef &r, const void *p, size_t n);
+    int stream_end(TicketRef &r, const weir_header_t *tr, size_t nt);
+    int64_t stream_room_now(TicketRef &r);
     // Any thread: whether the caller is the thread that runs the loop now.
     bool owner_thread() const;
     // Owning thread: the exchange a live handle names (tests).
@@ -259,6 +270,11 @@ class Worker {
     void apply(Answer *a);
     void post_drop(Exchange *x, bool abort);
     void expire_handlers(Slot &s);
+    // worker_stream.cc
+    int stream_room(Ticket &t, size_t n);
+    void apply_stream(Answer *a);
+    void publish_streams(Slot &s);
+    bool streams_have_room(Slot &s);
     // worker_doors.cc
     void run_doors();
     Take accept_one(bool drain);

@@ -170,7 +170,9 @@ void Worker::drain_answers() {
     for (Exchange *x = drops_.exchange(nullptr, std::memory_order_acquire); x;) {
         Exchange *next = x->next_drop;
         Slot &s = *static_cast<Slot *>(x->user);
-        if (x->drop_abort)
+        if (x->drop_abort && s.conn().streaming(x))
+            s.conn().abort_now(WEIR_CLOSE_RESOURCE); // its head has left: no 500 can follow
+        else if (x->drop_abort)
             s.conn().close(WEIR_CLOSE_RESOURCE); // the 500 below then closes it, with that reason
         // A dead connection gives WEIR_E_GONE: x is released.
         s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
@@ -189,6 +191,10 @@ void Worker::drain_answers() {
 }
 
 void Worker::apply(Answer *a) {
+    if (a->kind != AnswerKind::Respond) {
+        apply_stream(a);
+        return;
+    }
     Exchange *x = a->x;
     Slot &s = *static_cast<Slot *>(x->user);
     int rc = s.conn().respond(x, a->status, a->headers, a->num_headers, a->body, a->body_len, a->flags);
@@ -216,8 +222,14 @@ void Worker::expire_handlers(Slot &s) {
         c.close(WEIR_CLOSE_HANDLER_TIMEOUT);
     bool answered = false;
     c.each_taken([&](Exchange *x) {
-        if (!tickets_.cancel(x->handle))
+        TicketState was = TicketState::Free;
+        if (!tickets_.cancel(x->handle, &was))
             return;
+        if (was == TicketState::Stream && c.streaming(x)) {
+            c.abort_now(WEIR_CLOSE_HANDLER_TIMEOUT); // its head has left: no 503 can follow
+            c.respond(x, 500, nullptr, 0, nullptr, 0, 0); // dropped: released
+            return;
+        }
         if (open && !answered && c.respond(x, 503, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE) == 0)
             answered = true;
         else

@@ -27,6 +27,27 @@ int exchange_defer(weir_exchange *ex) {
     return r.worker()->defer(r.handle());
 }
 
+int exchange_stream_start(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, uint64_t length,
+                          uint32_t flags) {
+    TicketRef r(H(ex));
+    return r ? r.worker()->stream_start(r, status, h, nh, length, flags) : WEIR_E_STALE;
+}
+
+int exchange_stream_write(weir_exchange *ex, const void *p, size_t n) {
+    TicketRef r(H(ex));
+    return r ? r.worker()->stream_write(r, p, n) : WEIR_E_STALE;
+}
+
+int exchange_stream_end(weir_exchange *ex, const weir_header_t *tr, size_t nt) {
+    TicketRef r(H(ex));
+    return r ? r.worker()->stream_end(r, tr, nt) : WEIR_E_STALE;
+}
+
+int64_t exchange_stream_room(weir_exchange *ex) {
+    TicketRef r(H(ex));
+    return r ? r.worker()->stream_room_now(r) : WEIR_E_STALE;
+}
+
 const weir_request *exchange_request(weir_exchange *ex) {
     TicketRef r(H(ex));
     Exchange *x = r ? r.peek() : nullptr;

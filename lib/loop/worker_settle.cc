@@ -93,6 +93,8 @@ void Worker::settle(Slot &s) {
         // have read past max_pipeline) are handed out now, before the write,
         // so inline answers to them leave in the same write.
         dispatch(s);
+        if (c.streams())
+            publish_streams(s);
         fold(s); // before the write, so a client that sees the answer sees the counts
         if (c.output_pending() > 0 && !s.broken)
             port_->write(s);
@@ -126,6 +128,11 @@ void Worker::settle(Slot &s) {
     }
     s.activity = s.progress = s.answered = false;
     settling_ = outer;
+    // A write that drained the output at once (epoll writes inside settle)
+    // reports no later progress: a stream refused for room is handed back
+    // in another settle now, not never.
+    if (s.fd >= 0 && s.conn().streams() && streams_have_room(s))
+        mark_dirty(s);
     if (s.fd < 0)
         free_if_spent(s);
 }

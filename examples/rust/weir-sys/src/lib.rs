@@ -198,7 +198,7 @@ pub struct weir_config {
     pub log: weir_log_fn,
     pub log_user: *mut c_void,
     pub handler_timeout_ms: u32,
-    pub reserved_: u32,
+    pub stream_window_bytes: u32,
 }
 
 pub const WEIR_CLOSE_PEER: u32 = 0;
