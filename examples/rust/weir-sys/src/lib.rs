@@ -10,7 +10,7 @@ use std::os::raw::{c_char, c_int, c_void};
 
 // ---- version
 pub const WEIR_VERSION_MAJOR: u32 = 0;
-pub const WEIR_VERSION_MINOR: u32 = 1;
+pub const WEIR_VERSION_MINOR: u32 = 2;
 pub const WEIR_VERSION_PATCH: u32 = 0;
 pub const WEIR_VERSION_HEX: u32 = (WEIR_VERSION_MAJOR << 16) | (WEIR_VERSION_MINOR << 8) | WEIR_VERSION_PATCH;
 
@@ -119,7 +119,11 @@ pub struct weir_http1_chunked {
     pub trailer_len: u64,
     pub num_trailers: u32,
     pub count_: u32,
-    pub limits_: weir_http1_limits,
+    pub max_body_: u64,
+    pub max_chunk_ext_: u32,
+    pub max_trailer_bytes_: u32,
+    pub max_trailers_: u32,
+    pub reserved_: u32,
 }
 
 // ---- engine
@@ -193,7 +197,7 @@ pub struct weir_config {
     pub idle_timeout_ms: u32,
     pub write_timeout_ms: u32,
     pub body_timeout_ms: u32,
-    pub limits: weir_http1_limits,
+    pub limits: *const weir_http1_limits,
     pub log: weir_log_fn,
     pub log_user: *mut c_void,
 }
