@@ -33,17 +33,19 @@
  * and grow only at their end: none embeds another sized struct, and none has
  * tail padding (an explicit reserved_ field fills it), so a field appended
  * later never lands in bytes an older caller's sizeof already covers.
- * - A struct the caller gives: set size with the matching *_init function
- *   (weir_config_init and weir_http1_limits_init set size and every default,
- *   and are required: a struct filled by hand gets a zero's meaning, which
- *   is not always the default) or to sizeof for the others. weir accepts any
- *   size from the struct's first size (its 0.2 layout) up to sizeof in this
- *   library; the fields past the caller's size take their defaults. A size
- *   below the first size (0 included: never "use the defaults") or above
- *   this library's sizeof is -EINVAL.
- * - A struct weir fills for the caller (weir_metrics, weir_http1_request):
- *   the same sizes are accepted; weir writes only what size covers and
- *   leaves the rest alone.
+ * - A struct the caller gives (weir_config, weir_http1_limits): set it up with
+ *   its *_init function, which sets size and every default and is required (a
+ *   struct filled by hand gets each zero's meaning, which is not always the
+ *   default; each field says). weir accepts any size from the struct's first
+ *   size (where its first layout ended: its 0.2 layout for the structs 0.2
+ *   changed, the end of closes for weir_metrics) up to sizeof in this library;
+ *   the fields past the caller's size take their defaults. A size below the
+ *   first size (0 included: never "use the defaults") or above this library's
+ *   sizeof is -EINVAL.
+ * - A struct weir fills for the caller (weir_metrics, weir_http1_request,
+ *   weir_http1_chunked): set size to sizeof; the same sizes are accepted, and
+ *   weir writes only what size covers and leaves the rest, and size itself,
+ *   alone.
  * - weir_request is weir's own, read by the host: its size is the number of
  *   bytes weir filled. A host reads a field only if size covers its end
  *   (always true for the fields of the header it was built against, when the
