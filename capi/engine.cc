@@ -9,6 +9,7 @@
 #include "loop/config.h"
 #include "loop/engine.h"
 #include "util/codes.h"
+#include "util/sized.h"
 #include "weir.h"
 
 using weir::Engine;
@@ -121,7 +122,7 @@ WEIR_EXPORT int weir_engine_workers(weir_engine *e) {
 }
 
 WEIR_EXPORT int weir_engine_metrics(weir_engine *e, weir_metrics *out) {
-    if (!e || !out || out->size < offsetof(weir_metrics, workers))
+    if (!e || !out || !weir::sized::size_ok<weir_metrics>(out->size))
         return -EINVAL;
     return weir::guard([&] {
         E(e)->metrics(out);

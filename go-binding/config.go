@@ -161,11 +161,13 @@ func ms(d time.Duration) C.uint32_t {
 }
 
 // fill writes c over weir's defaults. host is C memory the caller frees after
-// the engine is destroyed.
-func (c *Config) fill(out *C.weir_config) (host *C.char, err error) {
+// the engine is destroyed; limits is C memory (out.limits points at it, and a
+// C struct may not point into Go memory) that weir_engine_create copies, so
+// the caller frees it once create has returned.
+func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_limits, err error) {
 	h, port, err := splitAddr(c.Addr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	C.weir_config_init(out)
 	host = C.CString(h)
@@ -219,16 +221,23 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, err error) {
 	setD(&out.idle_timeout_ms, c.IdleTimeout)
 	setD(&out.write_timeout_ms, c.WriteTimeout)
 	setD(&out.body_timeout_ms, c.BodyTimeout)
-	set(&out.limits.max_request_line, c.MaxRequestLine)
-	set(&out.limits.max_header_bytes, c.MaxHeaderBytes)
-	set(&out.limits.max_headers, c.MaxHeaders)
-	set(&out.limits.max_chunk_ext, c.MaxChunkExt)
-	set(&out.limits.max_trailer_bytes, c.MaxTrailerBytes)
-	set(&out.limits.max_trailers, c.MaxTrailers)
-	if c.MaxBody > 0 {
-		out.limits.max_body = C.uint64_t(c.MaxBody)
+	limits = (*C.weir_http1_limits)(C.malloc(C.size_t(C.sizeof_weir_http1_limits)))
+	if limits == nil {
+		freeC(host)
+		return nil, nil, errors.New("weir: out of memory")
 	}
-	return host, nil
+	C.weir_http1_limits_init(limits)
+	set(&limits.max_request_line, c.MaxRequestLine)
+	set(&limits.max_header_bytes, c.MaxHeaderBytes)
+	set(&limits.max_headers, c.MaxHeaders)
+	set(&limits.max_chunk_ext, c.MaxChunkExt)
+	set(&limits.max_trailer_bytes, c.MaxTrailerBytes)
+	set(&limits.max_trailers, c.MaxTrailers)
+	if c.MaxBody > 0 {
+		limits.max_body = C.uint64_t(c.MaxBody)
+	}
+	out.limits = limits
+	return host, limits, nil
 }
 
 func freeC(p *C.char) {

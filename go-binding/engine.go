@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Engine is one native weir engine in driven mode: N native workers, each
@@ -67,12 +68,14 @@ func New(cfg Config) (*Engine, error) {
 		e.handler = httpHandler(cfg.HTTP)
 	}
 	var cc C.weir_config
-	host, err := cfg.fill(&cc)
+	host, limits, err := cfg.fill(&cc)
 	if err != nil {
 		return nil, err
 	}
 	e.host = host
-	if rc := C.weir_engine_create(&cc, &e.ce); rc != 0 {
+	rc := C.weir_engine_create(&cc, &e.ce)
+	C.free(unsafe.Pointer(limits)) // copied by weir_engine_create
+	if rc != 0 {
 		freeC(host)
 		return nil, codeErr("weir_engine_create", rc)
 	}

@@ -34,10 +34,32 @@
  *
  * ABI
  * ---
- * Structs that may grow begin with `uint32_t size`; set it with the matching
- * *_init function (or to sizeof) and weir reads only the fields that size
- * covers. Fields are only ever added at the end. Within libweir.so.0 no
- * existing symbol, field offset or constant changes meaning.
+ * Sized structs (weir_config, weir_http1_limits, weir_http1_request,
+ * weir_http1_chunked, weir_metrics, weir_request) begin with `uint32_t size`
+ * and grow only at their end: none embeds another sized struct, and none has
+ * tail padding (an explicit reserved_ field fills it), so a field appended
+ * later never lands in bytes an older caller's sizeof already covers.
+ * - A struct the caller gives (weir_config, weir_http1_limits): set it up with
+ *   its *_init function, which sets size and every default and is required (a
+ *   struct filled by hand gets each zero's meaning, which is not always the
+ *   default; each field says). weir accepts any size from the struct's first
+ *   size (where its first layout ended: its 0.2 layout for the structs 0.2
+ *   changed, the end of closes for weir_metrics) up to sizeof in this library;
+ *   the fields past the caller's size take their defaults. A size below the
+ *   first size (0 included: never "use the defaults") or above this library's
+ *   sizeof is -EINVAL.
+ * - A struct weir fills for the caller (weir_metrics, weir_http1_request,
+ *   weir_http1_chunked): set size to sizeof; the same sizes are accepted, and
+ *   weir writes only what size covers and leaves the rest, and size itself,
+ *   alone.
+ * - weir_request is weir's own, read by the host: its size is the number of
+ *   bytes weir filled. A host reads a field only if size covers its end
+ *   (always true for the fields of the header it was built against, when the
+ *   library's minor is the header's; see below).
+ * Before 1.0 a minor release may change the ABI (0.2 did: docs/api.md §7),
+ * so a program checks at run time that weir_version()'s major AND minor
+ * equal the header's; the SONAME stays libweir.so.0. Symbols are versioned
+ * by the release that added them (capi/weir.map).
  */
 #ifndef WEIR_H
 #define WEIR_H
@@ -61,12 +83,14 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define WEIR_VERSION_MAJOR 0
-#define WEIR_VERSION_MINOR 1
+#define WEIR_VERSION_MINOR 2
 #define WEIR_VERSION_PATCH 0
 #define WEIR_VERSION_HEX ((WEIR_VERSION_MAJOR << 16) | (WEIR_VERSION_MINOR << 8) | WEIR_VERSION_PATCH)
 
-/* The library's version as WEIR_VERSION_HEX packs it; compare with the
- * header's to detect a mismatch at run time. Any thread. */
+/* The library's version as WEIR_VERSION_HEX packs it. Before 1.0 the
+ * library's major and minor must both equal the header's (a minor release may
+ * change the ABI): compare (weir_version() >> 8) with (WEIR_VERSION_HEX >> 8)
+ * at start-up and refuse to run on a mismatch. Any thread. */
 WEIR_API uint32_t weir_version(void);
 /* "MAJOR.MINOR.PATCH", static storage. Any thread. */
 WEIR_API const char *weir_version_string(void);
@@ -145,21 +169,28 @@ typedef struct weir_header_t {
 /* HTTP/1.1 request parser (RFC 9112, RFC 9110), pure and zero-copy          */
 /* ------------------------------------------------------------------------ */
 
-/* Limits; each breach has its own code and HTTP status. */
+/* Limits; each breach has its own code and HTTP status. Set size with
+ * weir_http1_limits_init (required: it sets size and every default), then
+ * change what you need. A zero where it would refuse every request means the
+ * default; where it has a use of its own (none allowed) it keeps it. */
 typedef struct weir_http1_limits {
     uint32_t size;
-    uint32_t max_request_line;  /* bytes of the request line, CRLF excluded: 8192 -> 414    */
+    uint32_t max_request_line;  /* bytes of the request line, CRLF excluded: 8192 -> 414;
+                                   0 = 8192                                                 */
     uint32_t max_header_bytes;  /* bytes after the request line through the empty line:
-                                   16384 -> 431                                              */
-    uint32_t max_headers;       /* field lines: 100 -> 431                                  */
-    uint32_t max_chunk_ext;     /* bytes of one chunk-size line's extensions: 256 -> 400    */
-    uint32_t max_trailer_bytes; /* trailer section bytes: 4096 -> 431                       */
-    uint32_t max_trailers;      /* trailer field lines: 32 -> 431                           */
+                                   16384 -> 431; 0 = 16384                                  */
+    uint32_t max_headers;       /* field lines: 100 -> 431; 0 = 100                         */
+    uint32_t max_chunk_ext;     /* bytes of one chunk-size line's extensions: 256 -> 400;
+                                   0 = no extension allowed                                 */
+    uint32_t max_trailer_bytes; /* trailer section bytes, final CRLF included: 4096 -> 431;
+                                   0 = 4096                                                 */
+    uint32_t max_trailers;      /* trailer field lines: 32 -> 431; 0 = no trailer field     */
     uint32_t reserved_;         /* zero                                                     */
-    uint64_t max_body;          /* decoded body bytes: 1 MiB (1048576) -> 413               */
+    uint64_t max_body;          /* decoded body bytes: 1 MiB (1048576) -> 413; 0 = no body
+                                   byte allowed                                             */
 } weir_http1_limits;
 
-/* Fills every default above. Any thread. */
+/* Sets size and every default above. Any thread. */
 WEIR_API void weir_http1_limits_init(weir_http1_limits *limits);
 
 /* weir_http1_request.target_form */
@@ -205,11 +236,13 @@ typedef struct weir_http1_request {
  *
  * headers/headers_cap: the caller's array for the field views; more fields
  * than min(headers_cap, limits->max_headers) is WEIR_E_TOO_MANY_HEADERS.
- * limits may be NULL (defaults). req->size must be set (sizeof).
+ * limits may be NULL (defaults). req->size must be set (sizeof; any size the
+ * ABI rule at the top accepts: weir writes only what it covers).
  *
  * Returns the length of the head (> 0; the body, if any, starts there),
  * WEIR_E_INCOMPLETE, a parse error (weir_http1_status names its status), or
- * -EINVAL for NULL req or headers, NULL buf with len > 0, or a bad size.
+ * -EINVAL for NULL req or headers, NULL buf with len > 0, or a bad size
+ * (req->size, or limits->size: 0 is refused, never read as the defaults).
  * Views in *req point into buf and live as long as buf does. Any thread.
  */
 WEIR_API int weir_http1_parse_request(const char *buf, size_t len, const weir_http1_limits *limits,
@@ -219,7 +252,9 @@ WEIR_API int weir_http1_parse_request(const char *buf, size_t len, const weir_ht
  * or 0 when rc is not a parse error. Any thread. */
 WEIR_API int weir_http1_status(int rc);
 
-/* Incremental chunked-body decoder. Fields marked private are not to be read. */
+/* Incremental chunked-body decoder. Fields marked private are not to be read;
+ * the limits it needs are private copies (no embedded weir_http1_limits, so
+ * the struct can grow at its end). */
 typedef struct weir_http1_chunked {
     uint32_t size;
     uint32_t state_;        /* private                                              */
@@ -230,10 +265,16 @@ typedef struct weir_http1_chunked {
     uint64_t trailer_len;   /* once done: its bytes, final CRLF included (2 if none) */
     uint32_t num_trailers;  /* once done: trailer field lines                       */
     uint32_t count_;        /* private                                              */
-    weir_http1_limits limits_; /* private copy                                      */
+    uint64_t max_body_;     /* private: the limits' max_body                        */
+    uint32_t max_chunk_ext_;     /* private: the limits' max_chunk_ext              */
+    uint32_t max_trailer_bytes_; /* private: the limits' max_trailer_bytes          */
+    uint32_t max_trailers_;      /* private: the limits' max_trailers               */
+    uint32_t reserved_;          /* private                                         */
 } weir_http1_chunked;
 
-/* Starts a decoder; limits may be NULL (defaults). Returns 0 or -EINVAL. */
+/* Starts a decoder: set d->size first (sizeof; any size the ABI rule at the
+ * top accepts), since only that many bytes are written. limits may be NULL
+ * (defaults). Returns 0, or -EINVAL (NULL d, a bad d->size or limits->size). */
 WEIR_API int weir_http1_chunked_init(weir_http1_chunked *d, const weir_http1_limits *limits);
 
 /*
@@ -246,7 +287,8 @@ WEIR_API int weir_http1_chunked_init(weir_http1_chunked *d, const weir_http1_lim
  * CRLF consumed: bytes after *in_used belong to the next message),
  * WEIR_E_INCOMPLETE when all input was consumed and more is needed, or an
  * error (WEIR_E_BAD_CHUNK, WEIR_E_CHUNK_EXT_TOO_LONG, WEIR_E_BODY_TOO_LARGE,
- * WEIR_E_TRAILERS_TOO_LARGE, WEIR_E_TOO_MANY_HEADERS, or a field error).
+ * WEIR_E_TRAILERS_TOO_LARGE, WEIR_E_TOO_MANY_HEADERS, or a field error), or
+ * -EINVAL (NULL pointers, a d->size outside the ABI rule).
  * Trailer fields are validated here and never used for framing; parse them
  * into views with weir_http1_parse_trailers. Any thread.
  */
@@ -289,35 +331,52 @@ typedef void (*weir_handler_fn)(void *user, weir_exchange *ex);
 /* msg is NUL-terminated and valid only during the call; any worker thread. */
 typedef void (*weir_log_fn)(void *user, int level, const char *msg);
 
+/*
+ * The engine's configuration. weir_config_init is required: it sets size and
+ * every default named below (after the colon), then the host changes what it
+ * needs. Each field says what a zero means: for most it is the default (so a
+ * zeroed struct with size set is a working config), but where a zero has a
+ * use of its own (off, none, at once) it keeps it, and then a zero is not
+ * the default: one more reason to start from weir_config_init.
+ */
 typedef struct weir_config {
-    uint32_t size;
-    uint32_t port;           /* 0 picks one, resolved once for all workers: 0        */
-    const char *host;        /* numeric IPv4 or IPv6 address: "127.0.0.1"             */
-    uint32_t backend;        /* WEIR_BACKEND_*: WEIR_BACKEND_EPOLL                    */
-    uint32_t workers;        /* loops; 0 = online CPUs: 0                             */
-    uint32_t mode;           /* WEIR_MODE_*: WEIR_MODE_INLINE                         */
-    uint32_t accept_batch;   /* accepts per door per pass; 0 drains the backlog: 16   */
-    weir_handler_fn on_request; /* inline mode: required                              */
-    void *user;              /* passed to on_request                                  */
-    uint32_t backlog;        /* listen(2) backlog: 1024                               */
-    uint32_t defer_accept;   /* TCP_DEFER_ACCEPT on listeners: 1                      */
-    uint32_t linger_ms;      /* pause linger; 0 closes at once: 1500                  */
-    uint32_t tcp_nodelay;    /* TCP_NODELAY on connections: 1                         */
-    uint32_t read_buffer_size;  /* per-connection read buffer (pooled): 16384         */
+    uint32_t size;           /* weir_config_init: sizeof                              */
+    uint32_t port;           /* 0 picks one, resolved once for all workers: 0         */
+    const char *host;        /* numeric IPv4 or IPv6 address: "127.0.0.1"; NULL = that */
+    uint32_t backend;        /* WEIR_BACKEND_*: WEIR_BACKEND_EPOLL; 0 = epoll          */
+    uint32_t workers;        /* loops: 0 = online CPUs (the default)                  */
+    uint32_t mode;           /* WEIR_MODE_*: WEIR_MODE_INLINE; 0 = inline              */
+    uint32_t accept_batch;   /* accepts per door per pass: 16; 0 drains the backlog
+                                each pass (not the default)                          */
+    weir_handler_fn on_request; /* inline mode: required; driven mode: unused         */
+    void *user;              /* passed to on_request: NULL                            */
+    uint32_t backlog;        /* listen(2) backlog: 1024; 0 = 1024                     */
+    uint32_t defer_accept;   /* TCP_DEFER_ACCEPT on listeners: 1; 0 = off              */
+    uint32_t linger_ms;      /* pause linger: 1500; 0 closes at once                  */
+    uint32_t tcp_nodelay;    /* TCP_NODELAY on connections: 1; 0 = off (Nagle on)     */
+    uint32_t read_buffer_size;  /* per-connection read buffer (pooled): 16384;
+                                   0 = 16384; 1..255 is -EINVAL                       */
     uint32_t max_output_bytes;  /* unsent output before the connection is closed:
-                                   4194304                                            */
-    uint32_t max_connections;   /* per worker; over it, accept and close: 10000       */
+                                   4194304; 0 = 4194304                               */
+    uint32_t max_connections;   /* per worker; over it, accept and close: 10000;
+                                   0 = 10000                                          */
     uint32_t max_pipeline;      /* requests parsed ahead of their answers per
-                                   connection: 64                                    */
-    uint32_t header_timeout_ms; /* first byte to complete head, one deadline: 10000  */
-    uint32_t idle_timeout_ms;   /* keep-alive wait for the next request: 60000        */
-    uint32_t write_timeout_ms;  /* output pending without progress: 30000            */
+                                   connection: 64; 0 = 64                             */
+    uint32_t header_timeout_ms; /* first byte to complete head, one deadline: 10000;
+                                   0 = no deadline                                    */
+    uint32_t idle_timeout_ms;   /* keep-alive wait for the next request: 60000;
+                                   0 = no deadline                                    */
+    uint32_t write_timeout_ms;  /* output pending without progress: 30000;
+                                   0 = no deadline                                    */
     uint32_t body_timeout_ms;   /* a body arriving: the longest wait between two reads
                                    that bring bytes of it (a slow upload that keeps
-                                   coming is never cut); 0 = header_timeout_ms: 10000 */
-    weir_http1_limits limits;   /* parser limits and max body: weir_http1_limits_init */
-    weir_log_fn log;            /* optional                                           */
-    void *log_user;
+                                   coming is never cut): 10000; 0 = header_timeout_ms */
+    const weir_http1_limits *limits; /* parser limits and max body: NULL = the defaults
+                                   of weir_http1_limits_init; else a struct set up
+                                   with it (size 0 or outside the ABI rule is -EINVAL,
+                                   never replaced), copied by weir_engine_create      */
+    weir_log_fn log;            /* optional: NULL = no logging                        */
+    void *log_user;             /* passed to log: NULL                                */
     uint32_t handler_timeout_ms; /* the longest a connection waits for the host's next
                                     answer to a request handed out; past it weir
                                     answers 503, closes the connection (counted as
@@ -330,13 +389,16 @@ typedef struct weir_config {
                                     max_output_bytes when smaller): 0               */
 } weir_config;
 
-/* Fills every default listed above. Any thread. */
+/* Sets size and every default listed above (limits NULL: the parser's
+ * defaults). Any thread. */
 WEIR_API void weir_config_init(weir_config *cfg);
 
 /* Validates cfg and creates an engine (no sockets yet). Returns 0 and fills
- * *out, or -EINVAL (NULL, bad size, bad host, inline mode without on_request,
- * unknown backend or mode), -ENOMEM, WEIR_E_UNAVAILABLE (backend refused by
- * this kernel). The engine copies cfg. Control thread. */
+ * *out, or -EINVAL (NULL, a bad cfg->size or cfg->limits->size, bad host,
+ * inline mode without on_request, unknown backend or mode, port over 65535,
+ * read_buffer_size 1..255, workers over 1024), -ENOMEM, WEIR_E_UNAVAILABLE (backend refused by
+ * this kernel). The engine copies cfg, the host string and *cfg->limits.
+ * Control thread. */
 WEIR_API int weir_engine_create(const weir_config *cfg, weir_engine **out);
 
 /* Binds every worker's SO_REUSEPORT listener on the one resolved address.

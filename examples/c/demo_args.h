@@ -27,6 +27,7 @@ typedef struct demo_opts {
     uint32_t controller_interval_ms; /* one sample of the active engine per interval */
     ctl_config controller_cfg;       /* --controller, over the defaults */
     char host[64];          /* cfg.host points here */
+    weir_http1_limits limits; /* cfg.limits points here */
     enum demo_mode mode;
     enum demo_app app;
     uint32_t defer_threads; /* deferred mode's answering pool */
@@ -135,6 +136,8 @@ static int ctl_config_parse(ctl_config *c, const char *spec, const char **bad) {
 static int demo_parse_args(demo_opts *o, int argc, char **argv) {
     memset(o, 0, sizeof *o);
     weir_config_init(&o->cfg);
+    weir_http1_limits_init(&o->limits);
+    o->cfg.limits = &o->limits;
     strcpy(o->host, "127.0.0.1");
     o->cfg.port = 8080;
     o->cfg.workers = 1;
@@ -213,7 +216,7 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
         } else if (!strcmp(f, "--max-body")) {
             if (demo_u64(v, UINT64_MAX, &n) != 0)
                 return demo_bad("bad number for --max-body", v);
-            o->cfg.limits.max_body = n;
+            o->limits.max_body = n;
         } else {
             if (!strcmp(f, "--workers"))
                 u32 = &o->cfg.workers;
@@ -224,11 +227,11 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
             else if (!strcmp(f, "--linger-ms"))
                 u32 = &o->cfg.linger_ms;
             else if (!strcmp(f, "--max-request-line"))
-                u32 = &o->cfg.limits.max_request_line;
+                u32 = &o->limits.max_request_line;
             else if (!strcmp(f, "--max-header-bytes"))
-                u32 = &o->cfg.limits.max_header_bytes;
+                u32 = &o->limits.max_header_bytes;
             else if (!strcmp(f, "--max-headers"))
-                u32 = &o->cfg.limits.max_headers;
+                u32 = &o->limits.max_headers;
             else if (!strcmp(f, "--header-timeout-ms"))
                 u32 = &o->cfg.header_timeout_ms;
             else if (!strcmp(f, "--idle-timeout-ms"))

@@ -19,6 +19,10 @@ static void on_request(void *user, weir_exchange *ex) {
 
 int main(int argc, char **argv) {
     static char host[64] = "127.0.0.1";
+    /* Before 1.0 a minor release may change the ABI: major and minor must match. */
+    if ((weir_version() >> 8) != (WEIR_VERSION_HEX >> 8))
+        return fprintf(stderr, "weir %s, built for %d.%d\n", weir_version_string(), WEIR_VERSION_MAJOR,
+                       WEIR_VERSION_MINOR), 1;
     weir_config cfg;
     weir_config_init(&cfg);
     cfg.host = host, cfg.port = 8080, cfg.workers = 1, cfg.on_request = on_request;

@@ -118,7 +118,7 @@ inline weir_http1_limits limits_for(unsigned sel) {
         lim.max_body = 10;
         break;
     case 5:
-        lim.max_request_line = 0;
+        lim.max_request_line = 1; // the smallest: 0 now means the default (weir.h)
         lim.max_header_bytes = 2;
         break;
     default:

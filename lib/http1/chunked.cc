@@ -58,7 +58,10 @@ void chunked_init(weir_http1_chunked *d, const weir_http1_limits &lim) {
     memset(d, 0, sizeof *d);
     d->size = sizeof *d;
     d->state_ = kSize;
-    d->limits_ = lim;
+    d->max_body_ = lim.max_body;
+    d->max_chunk_ext_ = lim.max_chunk_ext;
+    d->max_trailer_bytes_ = lim.max_trailer_bytes;
+    d->max_trailers_ = lim.max_trailers;
 }
 
 int chunked_decode(weir_http1_chunked *d, const char *in, size_t in_len, size_t *in_used, char *out,
@@ -66,7 +69,9 @@ int chunked_decode(weir_http1_chunked *d, const char *in, size_t in_len, size_t 
     uint32_t st = d->state_;
     uint64_t left = d->chunk_left_;
     uint32_t count = d->count_;
-    const weir_http1_limits &lim = d->limits_;
+    const uint64_t max_body = d->max_body_;
+    const uint32_t max_chunk_ext = d->max_chunk_ext_, max_trailer_bytes = d->max_trailer_bytes_;
+    const uint32_t max_trailers = d->max_trailers_;
     size_t i = 0, o = 0;
     int rc = WEIR_E_INCOMPLETE;
 
@@ -97,11 +102,11 @@ int chunked_decode(weir_http1_chunked *d, const char *in, size_t in_len, size_t 
         const unsigned char c = static_cast<unsigned char>(in[i]);
         const uint32_t before = st;
         int err = 0;
-        if (st >= kTrLineStart && d->trailer_len == lim.max_trailer_bytes) {
+        if (st >= kTrLineStart && d->trailer_len == max_trailer_bytes) {
             err = WEIR_E_TRAILERS_TOO_LARGE;
         } else if (st >= kAfterSize && st <= kAfterQuoted && c != '\r') {
             // Extension bytes, counted before their syntax is judged.
-            if (count == lim.max_chunk_ext)
+            if (count == max_chunk_ext)
                 err = WEIR_E_CHUNK_EXT_TOO_LONG;
             else
                 count++;
@@ -120,7 +125,7 @@ int chunked_decode(weir_http1_chunked *d, const char *in, size_t in_len, size_t 
                 }
                 if (count == 0)
                     err = WEIR_E_BAD_CHUNK;
-                else if (left > lim.max_body - d->body_len)
+                else if (left > max_body - d->body_len)
                     err = WEIR_E_BODY_TOO_LARGE; // before a byte of it is read
                 else {
                     // Re-read this byte as the first one after the size.
@@ -232,7 +237,7 @@ int chunked_decode(weir_http1_chunked *d, const char *in, size_t in_len, size_t 
                     err = WEIR_E_BAD_LINE_ENDING;
                 else if (is_ows(c))
                     err = WEIR_E_OBS_FOLD;
-                else if (d->num_trailers == lim.max_trailers)
+                else if (d->num_trailers == max_trailers)
                     err = WEIR_E_TOO_MANY_HEADERS;
                 else if (is(c, kTchar))
                     st = kTrName;

@@ -24,8 +24,10 @@ inline constexpr uint32_t kMaxLineOrSection = 1u << 30;
 // The defaults documented in weir.h (already resolved: full size, clamped).
 extern const weir_http1_limits kDefaultLimits;
 void limits_default(weir_http1_limits *l);
-// lim (may be NULL, or of a smaller size) resolved into a full, clamped copy.
-// Returns false for size 0.
+// lim (may be NULL, or of any size the ABI rule accepts: lib/util/sized.h)
+// resolved into a full, clamped copy, zeros that would refuse every request
+// made the defaults. Returns false (out holds the defaults) for a size
+// outside the rule, 0 included.
 bool limits_resolve(const weir_http1_limits *lim, weir_http1_limits *out);
 
 // weir_http1_parse_request with resolved limits; req->size is not checked.

@@ -4,6 +4,7 @@
 #include "http1/chars.h"
 #include "http1/parser.h"
 #include "http1/scan.h"
+#include "util/sized.h"
 
 namespace weir::http1 {
 
@@ -30,17 +31,24 @@ bool limits_resolve(const weir_http1_limits *lim, weir_http1_limits *out) {
     limits_default(out);
     if (!lim)
         return true;
-    if (lim->size == 0)
+    // An older, shorter struct keeps the defaults past its size; size 0 (a
+    // struct nobody initialised) is refused, never read as "the defaults".
+    weir_http1_limits l = kDefaultLimits;
+    if (!sized::copy_in(lim, &l))
         return false;
-    // A caller built against an older, shorter struct keeps the defaults for
-    // the fields it does not know; a newer, longer one is read up to ours.
-    size_t n = lim->size < sizeof *out ? lim->size : sizeof *out;
-    memcpy(out, lim, n);
-    out->size = sizeof *out;
-    out->max_request_line = out->max_request_line < kMaxLineOrSection ? out->max_request_line : kMaxLineOrSection;
-    out->max_header_bytes = out->max_header_bytes < kMaxLineOrSection ? out->max_header_bytes : kMaxLineOrSection;
-    out->max_trailer_bytes =
-        out->max_trailer_bytes < kMaxLineOrSection ? out->max_trailer_bytes : kMaxLineOrSection;
+    // A zero that would refuse every request is the default instead (weir.h).
+    if (l.max_request_line == 0)
+        l.max_request_line = kDefaultLimits.max_request_line;
+    if (l.max_header_bytes == 0)
+        l.max_header_bytes = kDefaultLimits.max_header_bytes;
+    if (l.max_headers == 0)
+        l.max_headers = kDefaultLimits.max_headers;
+    if (l.max_trailer_bytes == 0)
+        l.max_trailer_bytes = kDefaultLimits.max_trailer_bytes;
+    l.max_request_line = l.max_request_line < kMaxLineOrSection ? l.max_request_line : kMaxLineOrSection;
+    l.max_header_bytes = l.max_header_bytes < kMaxLineOrSection ? l.max_header_bytes : kMaxLineOrSection;
+    l.max_trailer_bytes = l.max_trailer_bytes < kMaxLineOrSection ? l.max_trailer_bytes : kMaxLineOrSection;
+    *out = l;
     return true;
 }
 

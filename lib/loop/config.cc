@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "http1/parser.h"
+#include "util/sized.h"
 
 namespace weir {
 
@@ -29,7 +29,36 @@ void config_defaults(weir_config *cfg) {
     cfg->body_timeout_ms = 10000;
     cfg->handler_timeout_ms = 0;
     cfg->stream_window_bytes = 0; // 256 KiB, or max_output_bytes when smaller (engine.cc)
-    http1::limits_default(&cfg->limits);
+    cfg->limits = nullptr;
+}
+
+bool config_resolve(const weir_config *in, weir_config *out) {
+    weir_config d;
+    config_defaults(&d);
+    *out = d;
+    if (!sized::copy_in(in, out))
+        return false;
+    // Zero is the default wherever it has no use of its own; port, workers,
+    // accept_batch, defer_accept, linger_ms, tcp_nodelay and the timeouts
+    // keep their zero's meaning (weir.h says which).
+    weir_config &c = *out;
+    if (!c.host)
+        c.host = d.host;
+    if (c.backend == 0)
+        c.backend = d.backend;
+    if (c.mode == 0)
+        c.mode = d.mode;
+    if (c.backlog == 0)
+        c.backlog = d.backlog;
+    if (c.read_buffer_size == 0)
+        c.read_buffer_size = d.read_buffer_size;
+    if (c.max_output_bytes == 0)
+        c.max_output_bytes = d.max_output_bytes;
+    if (c.max_connections == 0)
+        c.max_connections = d.max_connections;
+    if (c.max_pipeline == 0)
+        c.max_pipeline = d.max_pipeline;
+    return true;
 }
 
 } // namespace weir

@@ -13,6 +13,7 @@
 
 #include "http1/parser.h"
 #include "loop/config.h"
+#include "util/sized.h"
 
 namespace weir {
 
@@ -25,29 +26,25 @@ int64_t mono_ms() {
 int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
     if (!cfg || !out)
         return -EINVAL;
-    // The fields through on_request are the least a caller must describe.
-    if (cfg->size < offsetof(weir_config, user))
-        return -EINVAL;
     std::unique_ptr<Engine> e(new Engine);
-    config_defaults(&e->cfg_);
-    std::memcpy(&e->cfg_, cfg, cfg->size < sizeof(weir_config) ? cfg->size : sizeof(weir_config));
+    if (!config_resolve(cfg, &e->cfg_))
+        return -EINVAL;
     weir_config &c = e->cfg_;
-    c.size = sizeof(weir_config);
     if (c.mode != WEIR_MODE_INLINE && c.mode != WEIR_MODE_DRIVEN)
         return -EINVAL;
     if (c.mode == WEIR_MODE_INLINE && !c.on_request)
         return -EINVAL;
-    if (!c.host || c.max_connections == 0 || c.max_pipeline == 0 || c.read_buffer_size < 256 ||
-        c.backlog == 0 || c.max_output_bytes == 0)
+    if (c.read_buffer_size < 256)
         return -EINVAL;
     if (resolve_numeric(c.host, c.port, &e->addr_, &e->addr_len_) < 0)
         return -EINVAL;
     e->host_ = c.host;
     c.host = e->host_.c_str();
-    if (c.limits.size == 0)
-        http1::limits_default(&c.limits);
-    if (c.limits.size != sizeof(weir_http1_limits))
+    // Copied and clamped once, for every Conn; cfg_ then points at the copy,
+    // never at the caller's struct.
+    if (!http1::limits_resolve(c.limits, &e->settings_.limits))
         return -EINVAL;
+    c.limits = &e->settings_.limits;
     uint32_t n = c.workers;
     if (n == 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -56,7 +53,6 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
     if (n > 1024)
         return -EINVAL;
     c.workers = n;
-    http1::limits_resolve(&c.limits, &e->settings_.limits); // clamped once, for every Conn
     e->settings_.read_buffer_size = c.read_buffer_size;
     e->settings_.max_pipeline = c.max_pipeline;
     e->settings_.max_output_bytes = c.max_output_bytes;
@@ -234,8 +230,7 @@ void Engine::metrics(weir_metrics *out) const {
     full.transplant_in_flight = full.transplant_detached > settled ? full.transplant_detached - settled : 0;
     full.close_lingers = reaper_.lingers();
     full.close_linger_cuts = reaper_.cuts();
-    full.size = out->size;
-    std::memcpy(out, &full, out->size < sizeof full ? out->size : sizeof full);
+    sized::copy_out(full, out); // the C face checked out->size against the rule
 }
 
 Worker *Engine::sibling_with_room(const Worker *from) const {

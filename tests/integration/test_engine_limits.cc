@@ -20,10 +20,13 @@ struct Fixture {
 int setup(void **state) {
     auto *f = new Fixture;
     weir_config c = config(1, WEIR_MODE_INLINE, handler, nullptr);
-    c.limits.max_request_line = 100;
-    c.limits.max_header_bytes = 300;
-    c.limits.max_headers = 5;
-    c.limits.max_body = 100;
+    weir_http1_limits lim; // copied by weir_engine_create
+    weir_http1_limits_init(&lim);
+    lim.max_request_line = 100;
+    lim.max_header_bytes = 300;
+    lim.max_headers = 5;
+    lim.max_body = 100;
+    c.limits = &lim;
     if (f->srv.start(c) < 0) {
         delete f;
         return -1;

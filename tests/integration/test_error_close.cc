@@ -38,7 +38,10 @@ int run(bool drain) {
     weir::linger_hooks().skip_error_drain.store(!drain);
     Server s;
     weir_config c = config(1, WEIR_MODE_INLINE, handler, nullptr);
-    c.limits.max_body = 1000;
+    weir_http1_limits lim;
+    weir_http1_limits_init(&lim);
+    lim.max_body = 1000;
+    c.limits = &lim;
     assert_int_equal(s.start(c), 0);
     Client cl = connect_to(s.port);
     std::string bytes = get("/slow?ms=300") + "POST /big HTTP/1.1\r\nHost: t\r\nContent-Length: 200000\r\n\r\n" +

@@ -88,7 +88,10 @@ void test_buffer_ring_exhaustion_rearms(void **) {
     weir::uring_hooks().buffers.store(4);
     Server s;
     weir_config c = config(1, WEIR_MODE_INLINE, handler, nullptr);
-    c.limits.max_body = 1 << 20;
+    weir_http1_limits lim;
+    weir_http1_limits_init(&lim);
+    lim.max_body = 1 << 20;
+    c.limits = &lim;
     int rc = s.start(c);
     weir::uring_hooks().buffers.store(0);
     assert_int_equal(rc, 0);

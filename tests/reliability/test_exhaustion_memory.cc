@@ -64,18 +64,30 @@ void handler(void *, weir_exchange *ex) {
     answer(ex, 200, std::to_string(r->body.len));
 }
 
+// The flood's limits: process-lifetime, since the configs that point at them
+// are copied around before weir_engine_create copies them.
+const weir_http1_limits &flood_limits() {
+    static const weir_http1_limits lim = [] {
+        weir_http1_limits l;
+        weir_http1_limits_init(&l);
+        l.max_body = kMaxBody;
+        return l;
+    }();
+    return lim;
+}
+
 weir_config flood_config() {
     weir_config c = config(kWorkers, WEIR_MODE_INLINE, handler, nullptr);
-    c.limits.max_body = kMaxBody;
+    c.limits = &flood_limits();
     return c;
 }
 
 size_t head_max(const weir_config &c) {
-    return size_t{c.limits.max_request_line} + c.limits.max_header_bytes + weir::conn_detail::kHeadSlack;
+    return size_t{c.limits->max_request_line} + c.limits->max_header_bytes + weir::conn_detail::kHeadSlack;
 }
 
 size_t state_bound(const weir_config &c) {
-    size_t fields = 2 * (size_t{c.limits.max_headers} + c.limits.max_trailers);
+    size_t fields = 2 * (size_t{c.limits->max_headers} + c.limits->max_trailers);
     if (fields < 8 * size_t{c.max_pipeline})
         fields = 8 * size_t{c.max_pipeline};
     return sizeof(weir::Slot) + sizeof(weir::Conn::State) + c.read_buffer_size +
@@ -84,9 +96,9 @@ size_t state_bound(const weir_config &c) {
 
 // A head as large as the limits let it be, without its final CRLF.
 std::string big_head(const weir_config &c) {
-    std::string h = "GET /" + std::string(c.limits.max_request_line - 32, 'p') + " HTTP/1.1\r\nHost: t\r\n";
+    std::string h = "GET /" + std::string(c.limits->max_request_line - 32, 'p') + " HTTP/1.1\r\nHost: t\r\n";
     size_t fields = 9, n = 0;
-    while (fields + 262 < c.limits.max_header_bytes - 64 && n + 2 < c.limits.max_headers) {
+    while (fields + 262 < c.limits->max_header_bytes - 64 && n + 2 < c.limits->max_headers) {
         char name[32];
         std::snprintf(name, sizeof name, "X-Fill-%02zu: ", n++);
         std::string line = name + std::string(250, 'v') + "\r\n";

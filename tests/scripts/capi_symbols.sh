@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The ABI surface: libweir.so exports exactly the functions weir.h declares
 # (every WEIR_API function, nothing else: no std::, no internals), each bound to
-# a WEIR_* version node of capi/weir.map; its SONAME is libweir.so.<major>; and
-# libweir.a defines every declared function too.
+# the WEIR_* version node of capi/weir.map that names it; its SONAME is
+# libweir.so.<major>; and libweir.a defines every declared function too.
+# capi/weir.map names every function (no pattern in a global: list, which
+# would put a new function silently into an old node), each in one node, and
+# a released node never changes: WEIR_0.1 must equal the frozen
+# tests/capi/weir_0.1.symbols.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${B:-build}
@@ -48,6 +52,44 @@ extra=$(comm -13 "$tmp/declared" "$tmp/exported")
 [[ -z $missing ]] || bad "declared in weir.h but not exported by $so:" $missing
 [[ -z $extra ]] || bad "exported by $so but not declared in weir.h:" $extra
 
+# The version script: node name, then each global name in it, one line each
+# ("NODE name"); comments stripped, patterns kept so they can be refused.
+perl -0pe 's{/\*.*?\*/}{}gs' capi/weir.map | awk '
+    /^[[:space:]]*$/ { next }
+    { gsub(/[[:space:]]+/, " ") }
+    match($0, /[A-Za-z0-9_.]+ *\{/) { node = $1; sect = "global"; }
+    /global:/ { sect = "global" }
+    /local:/ { sect = "local" }
+    {
+        n = split($0, w, /[ ;]+/)
+        for (i = 1; i <= n; i++)
+            if (w[i] ~ /^[A-Za-z0-9_*?\[\]]+$/ && w[i] != node && sect == "global" && node != "")
+                print node, w[i]
+    }
+    /\}/ { node = "" }' >"$tmp/map"
+if grep -E ' .*[*?[]' "$tmp/map" >"$tmp/globs"; then bad "capi/weir.map has a pattern in a global list (name each function): $(tr '\n' ' ' <"$tmp/globs")"; fi
+awk '{print $2}' "$tmp/map" | sort >"$tmp/mapped_all"
+if ! uniq -d "$tmp/mapped_all" | diff /dev/null - >/dev/null; then bad "named in two nodes of capi/weir.map: $(uniq -d "$tmp/mapped_all" | tr '\n' ' ')"; fi
+sort -u "$tmp/mapped_all" >"$tmp/mapped"
+unmapped=$(comm -23 "$tmp/declared" "$tmp/mapped")
+[[ -z $unmapped ]] || bad "declared in weir.h but in no node of capi/weir.map:" $unmapped
+stray=$(comm -23 "$tmp/exported" "$tmp/mapped")
+[[ -z $stray ]] || bad "exported by $so but in no node of capi/weir.map:" $stray
+undeclared=$(comm -13 "$tmp/declared" "$tmp/mapped")
+[[ -z $undeclared ]] || bad "named in capi/weir.map but not declared in weir.h:" $undeclared
+# Each exported symbol carries the version of the node that names it.
+while read -r _ _ sym; do
+    name=${sym%%@*} ver=${sym##*@}
+    want=$(awk -v n="$name" '$2 == n {print $1}' "$tmp/map")
+    [[ -z $want || $ver == "$want" ]] || bad "$name is exported as @$ver, capi/weir.map puts it in $want"
+done <"$tmp/syms"
+# Released nodes are frozen.
+awk '$1 == "WEIR_0.1" {print $2}' "$tmp/map" | sort >"$tmp/node_0.1"
+if ! diff -u tests/capi/weir_0.1.symbols "$tmp/node_0.1" >"$tmp/node.diff"; then
+    bad "node WEIR_0.1 of capi/weir.map differs from the frozen tests/capi/weir_0.1.symbols (a released node never changes; add new functions to the newest node):"
+    sed 's/^/      /' "$tmp/node.diff"
+fi
+
 soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [[ $soname == "libweir.so.$major" ]] || bad "SONAME is '$soname', want libweir.so.$major"
 
@@ -67,6 +109,6 @@ for kind in E CLOSE; do
 done
 
 if [[ $fail == 0 ]]; then
-    echo "ok    $(wc -l <"$tmp/exported") exported functions == declared; SONAME $soname; nodes: $(tr '\n' ' ' <"$tmp/nodes")"
+    echo "ok    $(wc -l <"$tmp/exported") exported functions == declared == named in capi/weir.map; WEIR_0.1 frozen; SONAME $soname; nodes: $(tr '\n' ' ' <"$tmp/nodes")"
 fi
 exit $fail

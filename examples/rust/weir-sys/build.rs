@@ -10,7 +10,7 @@ fn main() {
     println!("cargo:rerun-if-changed=layout.c");
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
     println!("cargo:rerun-if-env-changed=CC");
-    let lib = match pkg_config::Config::new().atleast_version("0.1.0").probe("weir") {
+    let lib = match pkg_config::Config::new().atleast_version("0.2.0").probe("weir") {
         Ok(lib) => lib,
         Err(e) => panic!("weir-sys: weir not found through pkg-config (install weir, or set PKG_CONFIG_PATH):\n{e}"),
     };

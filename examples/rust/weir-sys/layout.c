@@ -26,7 +26,8 @@ int main(void) {
     F(weir_http1_chunked, size) F(weir_http1_chunked, state_) F(weir_http1_chunked, chunk_left_)
     F(weir_http1_chunked, body_len) F(weir_http1_chunked, raw_len) F(weir_http1_chunked, trailer_off)
     F(weir_http1_chunked, trailer_len) F(weir_http1_chunked, num_trailers) F(weir_http1_chunked, count_)
-    F(weir_http1_chunked, limits_)
+    F(weir_http1_chunked, max_body_) F(weir_http1_chunked, max_chunk_ext_)
+    F(weir_http1_chunked, max_trailer_bytes_) F(weir_http1_chunked, max_trailers_) F(weir_http1_chunked, reserved_)
     F(weir_config, size) F(weir_config, port) F(weir_config, host) F(weir_config, backend) F(weir_config, workers)
     F(weir_config, mode) F(weir_config, accept_batch) F(weir_config, on_request) F(weir_config, user)
     F(weir_config, backlog) F(weir_config, defer_accept) F(weir_config, linger_ms) F(weir_config, tcp_nodelay)
@@ -73,7 +74,7 @@ int main(void) {
     K(WEIR_CLOSE_PEER) K(WEIR_CLOSE_NOT_KEEP_ALIVE) K(WEIR_CLOSE_BAD_REQUEST) K(WEIR_CLOSE_HEADER_TIMEOUT)
     K(WEIR_CLOSE_IDLE_TIMEOUT) K(WEIR_CLOSE_WRITE_TIMEOUT) K(WEIR_CLOSE_OUTPUT_LIMIT) K(WEIR_CLOSE_IO_ERROR)
     K(WEIR_CLOSE_MAX_CONNECTIONS) K(WEIR_CLOSE_SHUTDOWN) K(WEIR_CLOSE_HANDLER) K(WEIR_CLOSE_RESOURCE)
-    K(WEIR_CLOSE_SILENT) K(WEIR_CLOSE_TRANSPLANT_REFUSED) K(WEIR_CLOSE_BODY_TIMEOUT) K(WEIR_CLOSE_HANDLER_TIMEOUT) K(WEIR_CLOSE_REASONS) K(WEIR_RESPOND_CLOSE) K(WEIR_TRANSPLANT_END) K(AF_INET) K(AF_INET6)
+    K(WEIR_CLOSE_SILENT) K(WEIR_CLOSE_TRANSPLANT_REFUSED) K(WEIR_CLOSE_BODY_TIMEOUT) K(WEIR_CLOSE_HANDLER_TIMEOUT) K(WEIR_CLOSE_REASONS) K(WEIR_RESPOND_CLOSE) K(WEIR_LENGTH_UNKNOWN) K(WEIR_TRANSPLANT_END) K(AF_INET) K(AF_INET6)
     printf("];\n");
     return 0;
 }

@@ -21,6 +21,7 @@ static void test_chunked_stops_at_message_end(void **) {
     assert_int_equal(o.num_trailers, 0);
     // Done is done: more calls consume nothing and answer 0.
     weir_http1_chunked d;
+    d.size = sizeof d;
     assert_int_equal(weir_http1_chunked_init(&d, nullptr), 0);
     char out[32];
     size_t used, olen;
@@ -152,6 +153,7 @@ static void test_chunked_trailer_limits(void **) {
 
 static void test_chunked_error_is_sticky(void **) {
     weir_http1_chunked d;
+    d.size = sizeof d;
     weir_http1_chunked_init(&d, nullptr);
     char out[16];
     size_t used, olen;
@@ -168,7 +170,13 @@ static void test_chunked_capi_arguments(void **) {
     size_t used, olen;
     assert_int_equal(weir_http1_chunked_init(nullptr, nullptr), -EINVAL);
     weir_http1_limits bad{};
+    d.size = sizeof d;
     assert_int_equal(weir_http1_chunked_init(&d, &bad), -EINVAL);
+    d.size = 0; // init writes only d->size bytes, so it must be set
+    assert_int_equal(weir_http1_chunked_init(&d, nullptr), -EINVAL);
+    d.size = sizeof d + 1;
+    assert_int_equal(weir_http1_chunked_init(&d, nullptr), -EINVAL);
+    d.size = sizeof d;
     assert_int_equal(weir_http1_chunked_init(&d, nullptr), 0);
     assert_int_equal(weir_http1_chunked_decode(nullptr, "0", 1, &used, out, &olen), -EINVAL);
     assert_int_equal(weir_http1_chunked_decode(&d, nullptr, 1, &used, out, &olen), -EINVAL);

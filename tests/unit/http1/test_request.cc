@@ -166,11 +166,14 @@ static void test_request_capi_arguments(void **) {
     assert_int_equal(weir_http1_parse_request(s, n, nullptr, &req, h, 4), -EINVAL);
     req.size = sizeof req;
     assert_int_equal(weir_http1_parse_request(s, n, nullptr, &req, h, 4), static_cast<int>(n));
-    // A limits struct from an older, shorter header keeps defaults past its size.
+    // A limits struct shorter than the 0.2 layout (the first size weir
+    // accepts) is refused, never read in part (tests/capi/test_sizes.c has
+    // the whole size rule).
     weir_http1_limits old = defaults();
     old.size = offsetof(weir_http1_limits, max_header_bytes);
+    assert_int_equal(weir_http1_parse_request(s, n, &old, &req, h, 4), -EINVAL);
+    old.size = sizeof old;
     old.max_request_line = 10;
-    old.max_header_bytes = 1;
     assert_int_equal(weir_http1_parse_request(s, n, &old, &req, h, 4), WEIR_E_REQUEST_LINE_TOO_LONG);
     old.max_request_line = 100;
     assert_int_equal(weir_http1_parse_request(s, n, &old, &req, h, 4), static_cast<int>(n));

@@ -216,6 +216,7 @@ static void test_scan_guard_page_chunked(void **) {
     const std::string raw = "5;a=\"b\"\r\nhello\r\n1a\r\n" + std::string(26, 'z') + "\r\n0\r\nT: v\r\n\r\n";
     for (size_t k = 0; k <= raw.size(); k++) {
         weir_http1_chunked d;
+        d.size = sizeof d;
         weir_http1_chunked_init(&d, nullptr);
         char *in = g.place(raw, k);
         size_t used, olen;

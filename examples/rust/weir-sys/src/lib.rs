@@ -10,7 +10,7 @@ use std::os::raw::{c_char, c_int, c_void};
 
 // ---- version
 pub const WEIR_VERSION_MAJOR: u32 = 0;
-pub const WEIR_VERSION_MINOR: u32 = 1;
+pub const WEIR_VERSION_MINOR: u32 = 2;
 pub const WEIR_VERSION_PATCH: u32 = 0;
 pub const WEIR_VERSION_HEX: u32 = (WEIR_VERSION_MAJOR << 16) | (WEIR_VERSION_MINOR << 8) | WEIR_VERSION_PATCH;
 
@@ -120,7 +120,11 @@ pub struct weir_http1_chunked {
     pub trailer_len: u64,
     pub num_trailers: u32,
     pub count_: u32,
-    pub limits_: weir_http1_limits,
+    pub max_body_: u64,
+    pub max_chunk_ext_: u32,
+    pub max_trailer_bytes_: u32,
+    pub max_trailers_: u32,
+    pub reserved_: u32,
 }
 
 // ---- engine
@@ -194,7 +198,7 @@ pub struct weir_config {
     pub idle_timeout_ms: u32,
     pub write_timeout_ms: u32,
     pub body_timeout_ms: u32,
-    pub limits: weir_http1_limits,
+    pub limits: *const weir_http1_limits,
     pub log: weir_log_fn,
     pub log_user: *mut c_void,
     pub handler_timeout_ms: u32,
@@ -290,6 +294,7 @@ pub struct weir_request {
 }
 
 pub const WEIR_RESPOND_CLOSE: u32 = 0x1;
+pub const WEIR_LENGTH_UNKNOWN: u64 = u64::MAX;
 pub const WEIR_TRANSPLANT_END: u32 = 0x1;
 
 /// One answer of a batch given to weir_respond_many.
@@ -386,4 +391,15 @@ extern "C" {
     ) -> c_int;
     pub fn weir_respond_many(answers: *mut weir_answer_t, n: usize) -> c_int;
     pub fn weir_defer(ex: *mut weir_exchange) -> c_int;
+    pub fn weir_stream_start(
+        ex: *mut weir_exchange,
+        status: c_int,
+        headers: *const weir_header_t,
+        num_headers: usize,
+        length: u64,
+        flags: u32,
+    ) -> c_int;
+    pub fn weir_stream_write(ex: *mut weir_exchange, data: *const c_void, len: usize) -> c_int;
+    pub fn weir_stream_end(ex: *mut weir_exchange, trailers: *const weir_header_t, num_trailers: usize) -> c_int;
+    pub fn weir_stream_room(ex: *mut weir_exchange) -> i64;
 }

@@ -60,7 +60,8 @@ fn field_offsets_match_the_header() {
         weir_http1_request { size, version_minor, target_form, body_kind, flags, num_headers, method, target,
                              path, query, host, content_length, headers }
         weir_http1_chunked { size, state_, chunk_left_, body_len, raw_len, trailer_off, trailer_len,
-                             num_trailers, count_, limits_ }
+                             num_trailers, count_, max_body_, max_chunk_ext_, max_trailer_bytes_,
+                             max_trailers_, reserved_ }
         weir_config { size, port, host, backend, workers, mode, accept_batch, on_request, user, backlog,
                       defer_accept, linger_ms, tcp_nodelay, read_buffer_size, max_output_bytes, max_connections,
                       max_pipeline, header_timeout_ms, idle_timeout_ms, write_timeout_ms, body_timeout_ms, limits,
@@ -157,6 +158,7 @@ fn constants_match_the_header() {
         WEIR_CLOSE_HANDLER_TIMEOUT,
         WEIR_CLOSE_REASONS,
         WEIR_RESPOND_CLOSE,
+        WEIR_LENGTH_UNKNOWN,
         WEIR_TRANSPLANT_END,
         AF_INET,
         AF_INET6,

@@ -62,7 +62,7 @@ unsafe fn static_str(p: *const std::ffi::c_char) -> &'static str {
     CStr::from_ptr(p).to_str().unwrap_or("")
 }
 
-/// The library's version string ("0.1.0").
+/// The library's version string ("0.2.0").
 pub fn version() -> &'static str {
     unsafe { static_str(sys::weir_version_string()) }
 }
