@@ -35,6 +35,7 @@
 #include "demo_args.h"
 #include "demo_json.h"
 #include "demo_metrics.h"
+#include "demo_stream.h"
 
 #define SHUTDOWN_GRACE_NS (3 * 1000000000LL)
 #define DRIVEN_BATCH 64
@@ -120,6 +121,10 @@ static void app_hello(weir_exchange *ex, const weir_request *r) {
             weir_respond(ex, 200, k_text, 1, "fast\n", 5, 0);
             return;
         }
+        if (VIEW_IS(r->path, "/stream")) {
+            demo_stream_begin(ex, r, k_text);
+            return;
+        }
         if (VIEW_IS(r->path, "/slow")) {
             char msg[48];
             unsigned ms = query_ms(r->query);
@@ -148,6 +153,8 @@ static void app_echo(weir_exchange *ex, const weir_request *r) {
 /* Any thread that holds ex. weir_respond's result needs no action: GONE means
  * the peer left first, and ex is freed either way. */
 static void answer(demo *d, weir_exchange *ex) {
+    if (demo_stream_resume(ex))
+        return; /* a /stream handed back for room, not a request */
     const weir_request *r = weir_exchange_request(ex);
     if (!r) {
         weir_respond(ex, 500, NULL, 0, NULL, 0, WEIR_RESPOND_CLOSE);
