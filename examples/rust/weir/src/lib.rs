@@ -9,8 +9,14 @@
 //!   call runs under `catch_unwind`, and a panic is answered with a 500 and the
 //!   connection is closed.
 //!
+//! - [`Response::streamed`] answers with a body produced in pieces (chunked,
+//!   `weir_stream_*`): weir's stream window pushes back, and the pieces go on
+//!   when weir hands the stream back, without blocking the loop thread.
+//!
 //! Deferred answers and the driven mode are left to `weir-sys` for now.
+use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CStr, CString};
+use std::sync::{Arc, Mutex};
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -132,11 +138,32 @@ pub struct Response {
     pub body: Vec<u8>,
     /// Close the connection after this answer.
     pub close: bool,
+    /// A streamed body (then `body` is not used); see [`Response::streamed`].
+    pub pieces: Option<Pieces>,
+}
+
+/// A body produced in pieces. Clones share the one iterator.
+#[derive(Clone)]
+pub struct Pieces(Arc<Mutex<Box<dyn Iterator<Item = Vec<u8>> + Send>>>);
+
+impl fmt::Debug for Pieces {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Pieces(..)")
+    }
 }
 
 impl Response {
     pub fn new(status: u16) -> Self {
-        Response { status, headers: Vec::new(), body: Vec::new(), close: false }
+        Response { status, headers: Vec::new(), body: Vec::new(), close: false, pieces: None }
+    }
+    /// A streamed answer: each item of `pieces` is written as it comes (chunked
+    /// for HTTP/1.1, delimited by the close for HTTP/1.0). The iterator runs on
+    /// weir's loop thread, so it must not block; a panic in it ends the body
+    /// early.
+    pub fn streamed(status: u16, pieces: impl Iterator<Item = Vec<u8>> + Send + 'static) -> Self {
+        let mut r = Response::new(status);
+        r.pieces = Some(Pieces(Arc::new(Mutex::new(Box::new(pieces)))));
+        r
     }
     /// A text/plain answer.
     pub fn text(status: u16, body: impl Into<String>) -> Self {
@@ -175,6 +202,68 @@ unsafe fn respond(ex: *mut sys::weir_exchange, r: &Response) -> c_int {
     )
 }
 
+const EINVAL: c_int = -22;
+const EAGAIN: c_int = -11;
+const EMSGSIZE: c_int = -90;
+const PIECE_MAX: usize = 64 * 1024; // within weir's default stream window
+
+// A stream refused for room: its iterator and the piece it was writing, kept
+// until weir hands the stream back (on_request again, same handle).
+struct Paused {
+    pieces: Pieces,
+    piece: Vec<u8>,
+    off: usize,
+}
+
+fn paused() -> &'static Mutex<HashMap<usize, Paused>> {
+    static P: std::sync::OnceLock<Mutex<HashMap<usize, Paused>>> = std::sync::OnceLock::new();
+    P.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+unsafe fn start_stream(ex: *mut sys::weir_exchange, r: &Response, pieces: Pieces) -> c_int {
+    let str_t = |s: &str| sys::weir_str_t { ptr: s.as_ptr() as *const _, len: s.len() };
+    let hs: Vec<sys::weir_header_t> =
+        r.headers.iter().map(|(n, v)| sys::weir_header_t { name: str_t(n), value: str_t(v) }).collect();
+    let flags = if r.close { sys::WEIR_RESPOND_CLOSE } else { 0 };
+    let rc = sys::weir_stream_start(ex, r.status as c_int, hs.as_ptr(), hs.len(), sys::WEIR_LENGTH_UNKNOWN, flags);
+    if rc == 0 {
+        pump(ex, Paused { pieces, piece: Vec::new(), off: 0 });
+    }
+    rc
+}
+
+// Writes pieces until the iterator ends (then ends the stream) or weir
+// refuses one for room (then waits in `paused` for the hand-back).
+unsafe fn pump(ex: *mut sys::weir_exchange, mut p: Paused) {
+    loop {
+        while p.off < p.piece.len() {
+            let n = (p.piece.len() - p.off).min(PIECE_MAX);
+            let rc = sys::weir_stream_write(ex, p.piece[p.off..].as_ptr() as *const c_void, n);
+            if rc == EAGAIN {
+                if let Ok(mut m) = paused().lock() {
+                    m.insert(ex as usize, p);
+                }
+                return;
+            }
+            if rc < 0 {
+                return; // the connection is gone (consumed), or the handle is stale
+            }
+            p.off += n;
+        }
+        let next = catch_unwind(AssertUnwindSafe(|| p.pieces.0.lock().ok().and_then(|mut it| it.next())));
+        match next {
+            Ok(Some(piece)) => {
+                p.piece = piece;
+                p.off = 0;
+            }
+            _ => {
+                sys::weir_stream_end(ex, std::ptr::null(), 0);
+                return;
+            }
+        }
+    }
+}
+
 unsafe fn respond_500(ex: *mut sys::weir_exchange) {
     let body = b"Internal Server Error\n";
     sys::weir_respond(
@@ -192,6 +281,14 @@ unsafe fn respond_500(ex: *mut sys::weir_exchange) {
 // an extern "C" function: the handler runs under catch_unwind, and so does
 // everything else here that could panic.
 unsafe extern "C" fn on_request(user: *mut c_void, ex: *mut sys::weir_exchange) {
+    if sys::weir_stream_room(ex) >= 0 {
+        // A stream weir hands back: room again.
+        let p = paused().lock().ok().and_then(|mut m| m.remove(&(ex as usize)));
+        if let Some(p) = p {
+            let _ = catch_unwind(AssertUnwindSafe(|| pump(ex, p)));
+        }
+        return;
+    }
     let answered = catch_unwind(AssertUnwindSafe(|| {
         let handler = &*(user as *const Box<Handler>);
         let raw = sys::weir_exchange_request(ex);
@@ -203,8 +300,13 @@ unsafe extern "C" fn on_request(user: *mut c_void, ex: *mut sys::weir_exchange) 
             Ok(resp) => resp,
             Err(_) => return false,
         };
-        // -EINVAL: weir refused the answer (bad status, a header weir owns) and ex is still ours.
-        respond(ex, &resp) != -(22/* EINVAL */)
+        // -EINVAL (bad status, a header weir owns) and -EMSGSIZE (larger than
+        // max_output_bytes) leave ex ours (the failure rule): a 500 follows.
+        let rc = match resp.pieces.clone() {
+            Some(pieces) => start_stream(ex, &resp, pieces),
+            None => respond(ex, &resp),
+        };
+        rc != EINVAL && rc != EMSGSIZE
     }));
     if !matches!(answered, Ok(true)) {
         respond_500(ex);

@@ -105,3 +105,43 @@ fn a_silent_client_survives_a_pause() {
     engine.resume().expect("resume");
     engine.shutdown(Duration::from_secs(1)).expect("shutdown");
 }
+
+#[test]
+fn a_streamed_answer_arrives_whole_through_the_window() {
+    // 4 MiB in 32 KiB pieces, read slowly: weir's 256 KiB window refuses
+    // pieces and hands the stream back many times; every byte arrives in order.
+    let engine = Engine::builder()
+        .workers(1)
+        .serve(|_| Response::streamed(200, (0..128u32).map(|i| vec![b'a' + (i % 26) as u8; 32 * 1024])))
+        .expect("engine");
+    let addr = engine.local_addr().expect("addr");
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(s, "GET / HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = s.read(&mut buf).expect("read");
+        if n == 0 {
+            break;
+        }
+        raw.extend_from_slice(&buf[..n]);
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let head_end = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("head") + 4;
+    let head = String::from_utf8_lossy(&raw[..head_end]).to_string();
+    assert!(head.starts_with("HTTP/1.1 200") && head.contains("Transfer-Encoding: chunked"), "{head}");
+    let (mut pos, mut body) = (head_end, Vec::new());
+    loop {
+        let le = pos + raw[pos..].windows(2).position(|w| w == b"\r\n").expect("chunk size line");
+        let size = usize::from_str_radix(std::str::from_utf8(&raw[pos..le]).unwrap(), 16).unwrap();
+        if size == 0 {
+            break;
+        }
+        body.extend_from_slice(&raw[le + 2..le + 2 + size]);
+        pos = le + 2 + size + 2;
+    }
+    let want: Vec<u8> = (0..128u32).flat_map(|i| vec![b'a' + (i % 26) as u8; 32 * 1024]).collect();
+    assert_eq!(body.len(), want.len());
+    assert!(body == want, "the pieces arrived out of order");
+}
