@@ -272,6 +272,10 @@ static void test_engine_null_handles(void **state) {
     assert_int_equal(weir_exchange_peer(NULL, &ss, &len), -EINVAL);
     assert_int_equal(weir_respond(NULL, 200, NULL, 0, NULL, 0, 0), -EINVAL);
     assert_int_equal(weir_defer(NULL), -EINVAL);
+    assert_int_equal(weir_stream_start(NULL, 200, NULL, 0, WEIR_LENGTH_UNKNOWN, 0), -EINVAL);
+    assert_int_equal(weir_stream_write(NULL, "x", 1), -EINVAL);
+    assert_int_equal(weir_stream_end(NULL, NULL, 0), -EINVAL);
+    assert_int_equal(weir_stream_room(NULL), -EINVAL);
 
     weir_answer_t answers[2];
     memset(answers, 0, sizeof answers);
