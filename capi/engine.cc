@@ -190,6 +190,15 @@ WEIR_EXPORT int64_t weir_stream_room(weir_exchange *ex) {
     }
 }
 
+WEIR_EXPORT int weir_respond_file(weir_exchange *ex, int status, const weir_header_t *headers, size_t num_headers,
+                                  int fd, uint64_t offset, uint64_t length, uint32_t flags) {
+    if (!ex || (num_headers && !headers))
+        return -EINVAL;
+    return weir::guard([&] {
+        return weir::exchange_respond_file(ex, status, headers, num_headers, fd, offset, length, flags);
+    });
+}
+
 WEIR_EXPORT int weir_defer(weir_exchange *ex) {
     if (!ex)
         return -EINVAL;

@@ -808,6 +808,22 @@ WEIR_API int weir_respond_many(weir_answer_t *answers, size_t n);
  * answers after it wait for its end.
  */
 #define WEIR_LENGTH_UNKNOWN UINT64_MAX
+
+/*
+ * Answers ex with length bytes of the regular file fd from offset
+ * (Content-Length: length). weir reads through its own dup of fd (made
+ * before the call returns: the caller's fd stays the caller's, to close
+ * whenever it likes), as the connection drains, within stream_window_bytes:
+ * the answer's size is not bounded by max_output_bytes. Both backends read
+ * with pread and send what they read (no sendfile yet, docs/api.md §5.3). A
+ * read error, or a file that shrank below offset + length, aborts the
+ * connection (the head promised the length), counted as WEIR_CLOSE_IO_ERROR.
+ * Same threads and failure rule as weir_respond; also -EBADF (fd not open)
+ * and -EINVAL (not a regular file, or offset + length past its size), each
+ * leaving ex as it was, and a negative errno from dup (-EMFILE).
+ */
+WEIR_API int weir_respond_file(weir_exchange *ex, int status, const weir_header_t *headers, size_t num_headers,
+                               int fd, uint64_t offset, uint64_t length, uint32_t flags);
 WEIR_API int weir_stream_start(weir_exchange *ex, int status, const weir_header_t *headers, size_t num_headers,
                                uint64_t length, uint32_t flags);
 WEIR_API int weir_stream_write(weir_exchange *ex, const void *data, size_t len);

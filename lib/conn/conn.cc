@@ -2,6 +2,8 @@
 // its lend, closing, the timer a connection waits on.
 #include "conn/conn.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -153,6 +155,15 @@ void Conn::drop_unanswered() {
         ExSlot &sl = s.slot(q);
         if (sl.state == kStreaming)
             s.streams--;
+        if (sl.file_fd >= 0) {
+            // A file answer is the engine's own: nobody will answer it, so
+            // it is released here, its fd with it.
+            ::close(sl.file_fd);
+            sl.file_fd = -1;
+            s.taken--;
+            sl.state = kFree;
+            continue;
+        }
         sl.state = (sl.state == kTaken || sl.state == kStreaming) ? kDropped : kFree;
     }
     s.write_seq = s.take_seq = s.parse_seq;

@@ -156,7 +156,16 @@ class Conn {
     // The bytes x's stream holds unsent (its turn: the connection's whole
     // unsent output, an upper bound; before it: what it buffered).
     size_t stream_backlog(const Exchange *x) const;
+    // A file answer: x's stream (begun with length bytes) is fed from fd
+    // (owned from here, closed at the end or on any failure) from offset.
+    void attach_file(Exchange *x, int fd, uint64_t offset);
+    // Reads file answers into their streams while each holds less than
+    // window / 2 unsent, up to window. A read error or a file shorter than
+    // promised aborts the connection (WEIR_CLOSE_IO_ERROR): the head said
+    // how long the body is. Returns whether one still has more to read.
+    bool feed_files(size_t window);
     bool streaming(const Exchange *x) const;
+    bool file_stream(const Exchange *x) const; // fed by feed_files
     uint32_t streams() const; // streams begun and not ended
     // Calls f(Exchange *) for each exchange whose answer is streaming.
     template <class F> void each_stream(F &&f);

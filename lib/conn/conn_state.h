@@ -49,6 +49,10 @@ struct ExSlot {
     http1::StreamFraming framing = http1::StreamFraming::None;
     bool stream_direct = false;
     uint64_t stream_left = 0;
+    // A file answer (weir_respond_file): the engine's own dup of the host's
+    // fd and where the next read starts; the stream is fed from it.
+    int file_fd = -1;
+    uint64_t file_off = 0;
     uint32_t answer_reason = 0; // the close reason of a closing answer or an error answer
     int error_status = 0;
 };

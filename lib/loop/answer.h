@@ -22,13 +22,15 @@ struct Exchange;
 // What a posted node asks for: a whole answer, or a piece of a streamed one
 // (worker_stream.cc: the head, a body piece, the end with its trailers in
 // headers).
-enum class AnswerKind : uint8_t { Respond, Start, Write, End };
+enum class AnswerKind : uint8_t { Respond, Start, Write, End, File };
 
 struct Answer : MpscNode {
     Exchange *x = nullptr;
     AnswerKind kind = AnswerKind::Respond;
     uint64_t handle = 0;  // a stream's ticket, checked before x is touched
-    uint64_t length = 0;  // Start: the announced length (UINT64_MAX: unknown)
+    uint64_t length = 0;  // Start, File: the announced length (UINT64_MAX: unknown)
+    int file_fd = -1;     // File: weir's dup of the host's fd
+    uint64_t file_off = 0;
     int status = 0;
     uint32_t flags = 0;
     bool drop = false; // the connection is gone: release x only

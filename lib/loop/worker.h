@@ -131,6 +131,8 @@ int exchange_stream_start(weir_exchange *ex, int status, const weir_header_t *h,
 int exchange_stream_write(weir_exchange *ex, const void *p, size_t n);
 int exchange_stream_end(weir_exchange *ex, const weir_header_t *tr, size_t nt);
 int64_t exchange_stream_room(weir_exchange *ex);
+int exchange_respond_file(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, int fd,
+                          uint64_t off, uint64_t len, uint32_t flags);
 const weir_request *exchange_request(weir_exchange *ex);
 int exchange_peer(weir_exchange *ex, sockaddr_storage *ss, socklen_t *len);
 // The worker a live handle belongs to, or null (tests).
@@ -168,6 +170,8 @@ class Worker {
     int stream_write(TicketRef &r, const void *p, size_t n);
     int stream_end(TicketRef &r, const weir_header_t *tr, size_t nt);
     int64_t stream_room_now(TicketRef &r);
+    int respond_file(TicketRef &r, int status, const weir_header_t *h, size_t nh, int fd, uint64_t off,
+                     uint64_t len, uint32_t flags);
     // Any thread: whether the caller is the thread that runs the loop now.
     bool owner_thread() const;
     // Owning thread: the exchange a live handle names (tests).
@@ -273,6 +277,7 @@ class Worker {
     // worker_stream.cc
     int stream_room(Ticket &t, size_t n);
     void apply_stream(Answer *a);
+    void apply_file(Answer *a);
     void publish_streams(Slot &s);
     bool streams_have_room(Slot &s);
     // worker_doors.cc

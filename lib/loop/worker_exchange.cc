@@ -48,6 +48,12 @@ int64_t exchange_stream_room(weir_exchange *ex) {
     return r ? r.worker()->stream_room_now(r) : WEIR_E_STALE;
 }
 
+int exchange_respond_file(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, int fd,
+                          uint64_t off, uint64_t len, uint32_t flags) {
+    TicketRef r(H(ex));
+    return r ? r.worker()->respond_file(r, status, h, nh, fd, off, len, flags) : WEIR_E_STALE;
+}
+
 const weir_request *exchange_request(weir_exchange *ex) {
     TicketRef r(H(ex));
     Exchange *x = r ? r.peek() : nullptr;

@@ -93,8 +93,10 @@ void Worker::settle(Slot &s) {
         // have read past max_pipeline) are handed out now, before the write,
         // so inline answers to them leave in the same write.
         dispatch(s);
-        if (c.streams())
+        if (c.streams()) {
+            c.feed_files(engine_.settings().stream_window);
             publish_streams(s);
+        }
         fold(s); // before the write, so a client that sees the answer sees the counts
         if (c.output_pending() > 0 && !s.broken)
             port_->write(s);

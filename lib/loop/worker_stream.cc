@@ -222,7 +222,8 @@ void Worker::apply_stream(Answer *a) {
         tickets_.retire(a->handle);
         break;
     case AnswerKind::Respond:
-        break;
+    case AnswerKind::File:
+        break; // apply() and apply_file()
     }
     if (rc < 0 && a->kind != AnswerKind::End)
         tickets_.retire(a->handle); // the stream died with its connection
@@ -238,6 +239,11 @@ bool Worker::streams_have_room(Slot &s) {
     size_t half = engine_.settings().stream_window / 2;
     bool any = false;
     c.each_stream([&](Exchange *x) {
+        if (c.file_stream(x)) { // the engine's own: fed again once under half (feed_files' bound)
+            if (c.stream_backlog(x) < half || c.stream_backlog(x) == 0)
+                any = true;
+            return;
+        }
         Ticket *t = tickets_.at(x->handle);
         if (!t)
             return;

@@ -1,0 +1,93 @@
+// Answers from a file (weir_respond_file): a Content-Length stream the
+// engine feeds itself, reading the file as the connection drains (pread
+// into the output within the stream window, Conn::feed_files), on both
+// backends alike. weir reads through its own dup of the host's fd, so the
+// host may close its fd as soon as the call returns.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "http1/response.h"
+#include "loop/engine.h"
+#include "loop/worker.h"
+
+namespace weir {
+
+int Worker::respond_file(TicketRef &r, int status, const weir_header_t *h, size_t nh, int fd, uint64_t off,
+                         uint64_t len, uint32_t flags) {
+    if (flags & ~WEIR_RESPOND_CLOSE)
+        return -EINVAL;
+    if (int rc = http1::validate_answer(status, h, nh, nullptr, 0); rc < 0)
+        return rc;
+    struct stat st;
+    if (fd < 0 || ::fstat(fd, &st) != 0)
+        return -EBADF;
+    if (!S_ISREG(st.st_mode))
+        return -EINVAL; // read with pread: a regular file
+    uint64_t size = static_cast<uint64_t>(st.st_size);
+    if (off > size || len > size - off)
+        return -EINVAL;
+    int dfd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dfd < 0)
+        return -errno; // -EMFILE and kin: the exchange is as it was
+    bool own = owner_thread();
+    Exchange *x = nullptr;
+    if (int rc = r.claim(own, &x); rc < 0) {
+        ::close(dfd);
+        return rc;
+    }
+    Slot &s = *static_cast<Slot *>(x->user);
+    if (own) {
+        int rc = s.conn().stream_start(x, status, h, nh, len, flags);
+        if (rc == 0)
+            s.conn().attach_file(x, dfd, off);
+        else
+            ::close(dfd);
+        tickets_.retire(x->handle); // the host's part is over: the rest is the engine's
+        if (x == cur_ex_)
+            cur_answered_ = true;
+        s.answered = true;
+        mark_dirty(s);
+        return rc;
+    }
+    if (finished()) {
+        ::close(dfd);
+        return WEIR_E_GONE;
+    }
+    if (s.gone.load(std::memory_order_acquire)) {
+        ::close(dfd);
+        post_drop(x, false);
+        return WEIR_E_GONE;
+    }
+    Answer *a = answer_pool_.make(x, status, h, nh, nullptr, 0, flags);
+    if (!a) {
+        ::close(dfd);
+        post_drop(x, true);
+        return -ENOMEM;
+    }
+    a->kind = AnswerKind::File;
+    a->length = len;
+    a->file_fd = dfd;
+    a->file_off = off;
+    push_and_wake(answers_, a);
+    return 0;
+}
+
+void Worker::apply_file(Answer *a) {
+    Exchange *x = a->x;
+    Slot &s = *static_cast<Slot *>(x->user);
+    int rc = s.conn().stream_start(x, a->status, a->headers, a->num_headers, a->length, a->flags);
+    if (rc == 0)
+        s.conn().attach_file(x, a->file_fd, a->file_off);
+    else
+        ::close(a->file_fd);
+    a->file_fd = -1;
+    tickets_.retire(x->handle);
+    s.answered = true;
+    mark_dirty(s);
+    answer_pool_.give(a);
+}
+
+} // namespace weir
