@@ -31,6 +31,7 @@ typedef struct demo_opts {
     enum demo_mode mode;
     enum demo_app app;
     uint32_t defer_threads; /* deferred mode's answering pool */
+    const char *static_dir; /* --static DIR: GET /files/<name> answers from it; NULL: 404 */
 } demo_opts;
 
 static const char demo_usage[] =
@@ -51,7 +52,9 @@ static const char demo_usage[] =
     "  --mode inline|driven|deferred\n"
     "                           inline: handlers run on the loop; driven: the demo's threads poll the\n"
     "                           workers; deferred: handlers defer to a pool of demo threads (default inline)\n"
-    "  --app hello|echo         hello: GET / /fast /slow?ms=N, POST /echo; echo: the parsed request as JSON\n"
+    "  --app hello|echo         hello: GET / /fast /slow?ms=N /stream?n=N&size=S /files/NAME, POST /echo;\n"
+    "                           echo: the parsed request as JSON\n"
+    "  --static DIR             GET /files/NAME answers the regular file DIR/NAME (weir_respond_file)\n"
     "  --defer-threads N        deferred mode's pool size (default 4)\n"
     "  --accept-batch N         accepts per door per pass; 0 drains the backlog (default 16)\n"
     "  --linger-ms N            pause linger (default 1500)\n"
@@ -196,6 +199,8 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 o->mode = DEMO_DEFERRED;
             else
                 return demo_bad("bad --mode (want inline, driven or deferred)", v);
+        } else if (!strcmp(f, "--static")) {
+            o->static_dir = v;
         } else if (!strcmp(f, "--app")) {
             if (!strcmp(v, "hello"))
                 o->app = DEMO_APP_HELLO;

@@ -35,6 +35,7 @@
 #include "demo_args.h"
 #include "demo_json.h"
 #include "demo_metrics.h"
+#include "demo_files.h"
 #include "demo_stream.h"
 
 #define SHUTDOWN_GRACE_NS (3 * 1000000000LL)
@@ -112,6 +113,12 @@ static void sleep_ms(unsigned ms) {
 static void app_hello(weir_exchange *ex, const weir_request *r) {
     static const char hello[] = "Hello, World!";
     static const char not_found[] = "Not Found\n";
+    if ((VIEW_IS(r->method, "GET") || VIEW_IS(r->method, "HEAD")) && r->path.len >= 7 &&
+        memcmp(r->path.ptr, "/files/", 7) == 0) {
+        weir_str_t name = {r->path.ptr + 7, r->path.len - 7};
+        demo_files_answer(ex, name, k_text);
+        return;
+    }
     if (VIEW_IS(r->method, "GET")) {
         if (VIEW_IS(r->path, "/")) {
             weir_respond(ex, 200, k_text, 1, hello, sizeof hello - 1, 0);
@@ -399,6 +406,8 @@ int main(int argc, char **argv) {
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
     if (sfd < 0 || pipe2(d.wake, O_CLOEXEC) != 0)
         return fail("signalfd", -errno);
+    if (demo_files_open(d.o.static_dir) != 0)
+        return fail("--static", -errno);
 
     int exit_code = 1;
     char what[96];
