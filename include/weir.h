@@ -519,7 +519,9 @@ WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max,
                                         answered 408, then closed                      */
 #define WEIR_CLOSE_HANDLER_TIMEOUT 15 /* the host did not answer within handler_timeout_ms:
                                          answered 503, then closed                     */
-#define WEIR_CLOSE_REASONS 16
+#define WEIR_CLOSE_UPGRADED 16       /* taken out of the engine by the host after a 101
+                                        (weir_upgrade_take): not closed by weir       */
+#define WEIR_CLOSE_REASONS 32        /* 0.2 made room: 16 in 0.1 */
 
 /* A static name for a close reason ("peer", "bad_request", ...); "unknown"
  * past the table. Any thread. */
@@ -829,6 +831,33 @@ WEIR_API int weir_stream_start(weir_exchange *ex, int status, const weir_header_
 WEIR_API int weir_stream_write(weir_exchange *ex, const void *data, size_t len);
 WEIR_API int weir_stream_end(weir_exchange *ex, const weir_header_t *trailers, size_t num_trailers);
 WEIR_API int64_t weir_stream_room(weir_exchange *ex);
+
+/*
+ * Upgrades (RFC 9110 7.8): weir_upgrade answers ex, a request that asked
+ * for one (WEIR_REQ_UPGRADE on a keep-alive connection), with 101 Switching
+ * Protocols, "Connection: upgrade" and the given fields (Upgrade: ... is
+ * the host's to send). Nothing after that request is parsed as HTTP: once
+ * the 101 and every answer before it has left, the connection leaves the
+ * engine (counted as WEIR_CLOSE_UPGRADED; the engine never touches it
+ * again) and is handed back to the host as the same handle: inline,
+ * on_request is called with it again on the worker's thread; driven, it
+ * comes back in a weir_worker_poll batch. An Upgrade request answered any
+ * other way stays HTTP. Threads and failure rule as weir_respond; -EINVAL
+ * also when the request did not ask for an upgrade.
+ *
+ * weir_upgrade_take, on the worker's thread (inside on_request, or the
+ * polling thread), after the hand-back: *fd is the connection's socket
+ * (non-blocking; the host's to close) and buf[0, *len) the bytes that
+ * arrived past the request (the new protocol's first bytes). Returns 0 (the
+ * handle is then stale), -ENOBUFS (cap is too small: *len says how much is
+ * needed; nothing taken), -EAGAIN (the 101 has not left yet: wait for the
+ * hand-back), WEIR_E_GONE (the connection died before it could leave;
+ * consumed), WEIR_E_STATE (not an upgraded exchange: a new request, or the
+ * wrong thread), WEIR_E_STALE, -EINVAL (NULL). A connection handed back and
+ * never taken is closed when its engine is destroyed.
+ */
+WEIR_API int weir_upgrade(weir_exchange *ex, const weir_header_t *headers, size_t num_headers);
+WEIR_API int weir_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap, size_t *len);
 
 /* Inline mode, inside on_request: the answer will come later, from any
  * thread, through weir_respond. Returns 0, -EINVAL (NULL, not the exchange

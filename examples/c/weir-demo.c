@@ -37,6 +37,7 @@
 #include "demo_metrics.h"
 #include "demo_files.h"
 #include "demo_stream.h"
+#include "demo_ws.h"
 
 #define SHUTDOWN_GRACE_NS (3 * 1000000000LL)
 #define DRIVEN_BATCH 64
@@ -128,6 +129,10 @@ static void app_hello(weir_exchange *ex, const weir_request *r) {
             weir_respond(ex, 200, k_text, 1, "fast\n", 5, 0);
             return;
         }
+        if (VIEW_IS(r->path, "/ws")) {
+            demo_ws_begin(ex, r, k_text);
+            return;
+        }
         if (VIEW_IS(r->path, "/stream")) {
             demo_stream_begin(ex, r, k_text);
             return;
@@ -162,6 +167,8 @@ static void app_echo(weir_exchange *ex, const weir_request *r) {
 static void answer(demo *d, weir_exchange *ex) {
     if (demo_stream_resume(ex))
         return; /* a /stream handed back for room, not a request */
+    if (demo_ws_take(ex))
+        return; /* a /ws connection handed back after its 101 */
     const weir_request *r = weir_exchange_request(ex);
     if (!r) {
         weir_respond(ex, 500, NULL, 0, NULL, 0, WEIR_RESPOND_CLOSE);

@@ -63,6 +63,8 @@ int Conn::respond(Exchange *x, int status, const weir_header_t *headers, size_t 
     uint32_t reason = !keep ? WEIR_CLOSE_NOT_KEEP_ALIVE
                             : (flags & WEIR_RESPOND_CLOSE) ? WEIR_CLOSE_HANDLER : close_reason_;
     s.taken--;
+    if ((flags_ & kUpgradeWait) && !(flags_ & kUpgraded) && (r.flags & WEIR_REQ_UPGRADE))
+        flags_ &= static_cast<uint16_t>(~kUpgradeWait); // not upgraded: HTTP goes on (parsed below)
     if (x->seq == s.write_seq) {
         if (!http1::write_response(s.out, status, headers, num_headers, body, body_len, shape)) {
             sl.state = kFree;

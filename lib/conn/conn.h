@@ -223,6 +223,16 @@ class Conn {
     // loop's) and leaves this Conn dead. false: not detachable, or no memory
     // for the bytes (the Conn is unchanged).
     bool detach(ConnImage &img);
+    // ---- upgrades (conn_image.cc)
+    // Answers x (the last request parsed, an Upgrade on a keep-alive
+    // connection) with 101 Switching Protocols, Connection: upgrade and the
+    // given fields; nothing after it is parsed. 0, -EINVAL, -ENOMEM (aborted),
+    // WEIR_E_GONE (x released).
+    int upgrade(Exchange *x, const weir_header_t *headers, size_t num_headers);
+    // The 101 and everything before it has left: the connection can go.
+    bool upgrade_ready() const;
+    // As detach(), for an upgraded connection once upgrade_ready().
+    bool detach_upgraded(ConnImage &img);
     // A fresh Conn takes over img's counters and unread bytes (parsing them).
     // false on allocation failure (the Conn then closes, WEIR_CLOSE_RESOURCE).
     bool adopt(const ConnImage &img);
@@ -241,6 +251,7 @@ class Conn {
   private:
     // each_taken's cursors (conn.cc): an answer may give the state back to
     // the pool or drop the rest, so each is re-read from the state every time.
+    bool lift(ConnImage &img); // detach's body
     uint32_t first_unwritten() const;
     uint32_t ring_size() const;
     Exchange *taken_seq(uint32_t seq);

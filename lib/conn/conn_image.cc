@@ -1,5 +1,6 @@
 // Conn, moving: holding a connection at its next request boundary, lifting
 // it out as an image, and taking one over (DESIGN.md §6).
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -20,7 +21,8 @@ void Conn::unhold() {
 }
 
 bool Conn::detachable() const {
-    if (flags_ & (kClosing | kNoMore | kDead | kLentIn | kLentOut))
+    // An upgrade in progress is no request boundary: what follows may not be HTTP.
+    if (flags_ & (kClosing | kNoMore | kDead | kLentIn | kLentOut | kUpgradeWait | kUpgraded))
         return false;
     if (!st_)
         return true;
@@ -28,9 +30,66 @@ bool Conn::detachable() const {
     return s.taken == 0 && s.write_seq == s.parse_seq && s.phase == kHead && s.out.pending() == 0;
 }
 
-bool Conn::detach(ConnImage &img) {
-    if (!detachable())
+bool Conn::detach(ConnImage &img) { return detachable() && lift(img); }
+
+bool Conn::upgrade_ready() const {
+    if (!(flags_ & kUpgraded) || (flags_ & (kClosing | kDead | kLentIn | kLentOut)))
         return false;
+    if (!st_)
+        return true;
+    const State &s = *st_;
+    return s.taken == 0 && s.write_seq == s.parse_seq && s.out.pending() == 0;
+}
+
+bool Conn::detach_upgraded(ConnImage &img) { return upgrade_ready() && lift(img); }
+
+int Conn::upgrade(Exchange *x, const weir_header_t *headers, size_t num_headers) {
+    if (!x || x->conn != this || !st_)
+        return -EINVAL;
+    State &s = *st_;
+    ExSlot &sl = s.slot(x->seq);
+    if (&sl.x != x)
+        return -EINVAL;
+    if (sl.state == kDropped || (flags_ & kDead && sl.state == kTaken)) {
+        sl.state = kFree;
+        s.taken--;
+        release_if_idle();
+        return WEIR_E_GONE;
+    }
+    const uint32_t want = WEIR_REQ_UPGRADE | WEIR_REQ_KEEP_ALIVE;
+    if (sl.state != kTaken || (x->req.flags & want) != want || !(flags_ & kUpgradeWait) ||
+        x->seq + 1 != s.parse_seq)
+        return -EINVAL;
+    Bytes head;
+    bool ok = head.append("HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n", 55);
+    for (size_t i = 0; ok && i < num_headers; i++)
+        ok = head.append(headers[i].name.ptr, headers[i].name.len) && head.append(": ", 2) &&
+             head.append(headers[i].value.ptr, headers[i].value.len) && head.append("\r\n", 2);
+    ok = ok && head.append("\r\n", 2);
+    s.taken--;
+    if (ok && x->seq == s.write_seq) {
+        ok = s.out.append(head.p, head.len);
+        sl.state = kFree;
+        s.write_seq++;
+        counters_.responses++;
+    } else if (ok) {
+        sl.answer.clear();
+        ok = sl.answer.append(head.p, head.len);
+        sl.state = kAnswered;
+        sl.answer_closes = false;
+        sl.answer_reason = 0;
+    } else {
+        sl.state = kFree;
+    }
+    if (!ok) {
+        abort(WEIR_CLOSE_RESOURCE);
+        return -ENOMEM;
+    }
+    flags_ |= kUpgraded;
+    return 0;
+}
+
+bool Conn::lift(ConnImage &img) {
     size_t n = st_ ? st_->end - st_->parse_pos : 0;
     char *p = nullptr;
     if (n) {

@@ -26,7 +26,7 @@ int status_for(int rc) {
 } // namespace
 
 // Held, and between requests: what comes now is for the adopter.
-bool Conn::held_between(const State &s) const { return (flags_ & kHeld) && s.phase == kHead; }
+bool Conn::held_between(const State &s) const { return (flags_ & (kHeld | kUpgradeWait)) && s.phase == kHead; }
 
 bool Conn::ensure_state() {
     if (st_)
@@ -171,7 +171,7 @@ void Conn::parse() {
     const weir_http1_limits &lim = settings_.limits;
     while (!(flags_ & (kClosing | kNoMore | kDead))) {
         if (s.phase == kHead) {
-            if (s.parse_pos == s.end || s.live() >= s.nslots || (flags_ & kHeld))
+            if (s.parse_pos == s.end || s.live() >= s.nslots || (flags_ & (kHeld | kUpgradeWait)))
                 return;
             uint32_t need = lim.max_headers + lim.max_trailers;
             if (s.arena_cap - s.arena_pos < need) {
@@ -274,6 +274,8 @@ void Conn::complete(size_t body_off, size_t body_len, uint32_t num_trailers) {
     counters_.requests++;
     if (!(h.flags & WEIR_REQ_KEEP_ALIVE))
         flags_ |= kNoMore;
+    else if (h.flags & WEIR_REQ_UPGRADE)
+        flags_ |= kUpgradeWait; // parse nothing after it until its answer says which protocol follows
 }
 
 // weir answers the request being read itself (status), then closes with

@@ -33,6 +33,8 @@ enum ConnFlag : uint16_t {
     kHeld = 128,     // parse nothing new: heading for a boundary to detach at
     kGotBytes = 256, // a byte has arrived at some point (not a silent connection)
     kMoreInput = 512, // the closing answer left input behind: the peer sent past it
+    kUpgradeWait = 1024, // an Upgrade request waits for its answer: what follows may not be HTTP
+    kUpgraded = 2048,    // it was answered 101: the connection leaves at its boundary
 };
 
 // Bodies need room for their head too; the head is bounded by the parser limits.

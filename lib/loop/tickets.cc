@@ -136,6 +136,7 @@ uint64_t TicketTable::issue(Exchange *x, TicketState st, bool head) {
     t->next = 0;
     t->x = x;
     t->head = head;
+    t->image = nullptr;
     t->nodes.store(0, std::memory_order_relaxed);
     t->bytes.store(0, std::memory_order_relaxed);
     t->backlog.store(0, std::memory_order_relaxed);
@@ -198,6 +199,26 @@ bool TicketTable::cancel(uint64_t h, TicketState *was) {
         }
     }
     return false;
+}
+
+void TicketTable::set_upgraded(uint64_t h, void *image) {
+    Ticket *t = at(h);
+    if (!t)
+        return;
+    t->image = image;
+    t->word.store(word(hgen_of(h), TicketState::Upgraded), std::memory_order_release);
+}
+
+bool TicketTable::take_upgraded(uint64_t h, void **image) {
+    Ticket *t = at(h);
+    if (!t)
+        return false;
+    uint64_t w = word(hgen_of(h), TicketState::Upgraded);
+    if (!t->word.compare_exchange_strong(w, word(hgen_of(h), TicketState::Claimed), std::memory_order_acq_rel))
+        return false;
+    *image = t->image;
+    t->image = nullptr;
+    return true;
 }
 
 TicketState TicketTable::state(uint64_t h) const {

@@ -43,7 +43,7 @@ namespace weir {
 struct Exchange;
 class Worker;
 
-enum class TicketState : uint32_t { Free = 0, Local = 1, Any = 2, Claimed = 3, Stream = 4 };
+enum class TicketState : uint32_t { Free = 0, Local = 1, Any = 2, Claimed = 3, Stream = 4, Upgraded = 5 };
 
 struct Ticket {
     std::atomic<uint64_t> word{0};
@@ -63,6 +63,9 @@ struct Ticket {
     std::atomic<uint64_t> backlog{0};
     std::atomic<bool> want_room{false};
     uint64_t left = 0;
+    // Upgraded: the connection waiting for weir_upgrade_take (an ImageNode;
+    // null when it died before it could leave).
+    void *image = nullptr;
 };
 
 class TicketTable {
@@ -101,6 +104,11 @@ class TicketTable {
     TicketState state(uint64_t h) const;
     // Owning thread: h's entry while h is not stale, else null.
     Ticket *at(uint64_t h) const;
+    // Owning thread: Claimed -> Upgraded (the connection is ready for the host).
+    void set_upgraded(uint64_t h, void *image);
+    // Owning thread: Upgraded -> Claimed, giving the image. false when h is
+    // not Upgraded.
+    bool take_upgraded(uint64_t h, void **image);
     // Owning thread: the exchange h names while it is Local or Any, else null.
     Exchange *live(uint64_t h) const;
     // Owning thread: Local -> Any (weir_defer). false when h is not Local.

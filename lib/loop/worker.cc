@@ -46,6 +46,7 @@ Worker::~Worker() {
     // preempted there. Found by TSan (test_transplant, test_switch).
     // Every handle of this worker turns stale first: a foreign weir_respond
     // from here on finds no table, and one inside it is waited for.
+    drop_upgrades();
     tickets_.detach();
     while (posting_.load(std::memory_order_acquire) != 0)
         std::this_thread::yield();

@@ -95,6 +95,7 @@ struct Slot {
     Slot *next_free = nullptr;
     ImageNode *leaving = nullptr; // detached: handed over once no operation is in flight
     Worker *leaving_to = nullptr;
+    uint64_t upgrade_handle = 0;  // answered 101: leaves for the host (worker_upgrade.cc)
     sockaddr_storage peer{};
     socklen_t peer_len = 0;
     Conn::Counters folded{};
@@ -131,6 +132,8 @@ int exchange_stream_start(weir_exchange *ex, int status, const weir_header_t *h,
 int exchange_stream_write(weir_exchange *ex, const void *p, size_t n);
 int exchange_stream_end(weir_exchange *ex, const weir_header_t *tr, size_t nt);
 int64_t exchange_stream_room(weir_exchange *ex);
+int exchange_upgrade(weir_exchange *ex, const weir_header_t *h, size_t nh);
+int exchange_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap, size_t *len);
 int exchange_respond_file(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, int fd,
                           uint64_t off, uint64_t len, uint32_t flags);
 const weir_request *exchange_request(weir_exchange *ex);
@@ -170,6 +173,9 @@ class Worker {
     int stream_write(TicketRef &r, const void *p, size_t n);
     int stream_end(TicketRef &r, const weir_header_t *tr, size_t nt);
     int64_t stream_room_now(TicketRef &r);
+    // Upgrades (worker_upgrade.cc): the 101, then the connection for the host.
+    int upgrade(TicketRef &r, const weir_header_t *h, size_t nh);
+    int upgrade_take(TicketRef &r, int *fd, void *buf, size_t cap, size_t *len);
     int respond_file(TicketRef &r, int status, const weir_header_t *h, size_t nh, int fd, uint64_t off,
                      uint64_t len, uint32_t flags);
     // Any thread: whether the caller is the thread that runs the loop now.
@@ -278,6 +284,11 @@ class Worker {
     int stream_room(Ticket &t, size_t n);
     void apply_stream(Answer *a);
     void apply_file(Answer *a);
+    void apply_upgrade(Answer *a);
+    bool upgrade_detach(Slot &s);
+    void upgrade_deliver(Slot &s, ImageNode *n);
+    void hand_back(uint64_t h);
+    void drop_upgrades();
     void publish_streams(Slot &s);
     bool streams_have_room(Slot &s);
     // worker_doors.cc
@@ -354,6 +365,9 @@ class Worker {
 
     // The handles of this worker's exchanges; detached first in ~Worker.
     TicketTable tickets_;
+
+    // Upgraded connections handed to the host and not yet taken (handles).
+    std::vector<uint64_t> upgraded_;
 
     // driven mode: handles of parsed requests not yet returned by poll
     std::vector<uint64_t> ready_;

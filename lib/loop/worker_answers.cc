@@ -191,6 +191,10 @@ void Worker::drain_answers() {
 }
 
 void Worker::apply(Answer *a) {
+    if (a->kind == AnswerKind::Upgrade) {
+        apply_upgrade(a);
+        return;
+    }
     if (a->kind == AnswerKind::File) {
         apply_file(a);
         return;

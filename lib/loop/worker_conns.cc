@@ -122,6 +122,8 @@ void Worker::admit(ConnImage &img) {
     s.dirty = s.input_paused = s.retry_queued = s.eof = s.broken = s.activity = s.progress = false;
     s.leaving = nullptr;
     s.leaving_to = nullptr;
+    s.upgrade_handle = 0;
+    s.answered = false;
     s.peer = img.peer;
     s.peer_len = img.peer_len;
     s.live_prev = nullptr;
@@ -192,6 +194,8 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
         port_->close(s, error);
     s.conn().on_closed();
     let_go(s);
+    if (s.upgrade_handle) // answered 101, died before it could leave: the host learns
+        upgrade_deliver(s, nullptr);
     // A zombie kept for exchanges the host still holds: the handler deadline
     // (if any) still frees it.
     if (s.conn().outstanding() > 0)
@@ -298,6 +302,10 @@ void Worker::input_late(Slot &s, const char *p, size_t n) {
 void Worker::hand_over(Slot &s) {
     ImageNode *n = s.leaving;
     s.leaving = nullptr;
+    if (s.upgrade_handle) { // the host's, not another worker's
+        upgrade_deliver(s, n);
+        return;
+    }
     if (n->img.fd < 0) {
         if (n->ledger)
             n->ledger->refused.fetch_add(1, std::memory_order_release);

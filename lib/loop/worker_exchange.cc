@@ -48,6 +48,16 @@ int64_t exchange_stream_room(weir_exchange *ex) {
     return r ? r.worker()->stream_room_now(r) : WEIR_E_STALE;
 }
 
+int exchange_upgrade(weir_exchange *ex, const weir_header_t *h, size_t nh) {
+    TicketRef r(H(ex));
+    return r ? r.worker()->upgrade(r, h, nh) : WEIR_E_STALE;
+}
+
+int exchange_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap, size_t *len) {
+    TicketRef r(H(ex));
+    return r ? r.worker()->upgrade_take(r, fd, buf, cap, len) : WEIR_E_STALE;
+}
+
 int exchange_respond_file(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, int fd,
                           uint64_t off, uint64_t len, uint32_t flags) {
     TicketRef r(H(ex));

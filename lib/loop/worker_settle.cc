@@ -110,6 +110,8 @@ void Worker::settle(Slot &s) {
             close_conn(s, c.close_reason());
         } else if (detach_to_ && c.detachable()) {
             detach(s);
+        } else if (s.upgrade_handle && c.upgrade_ready()) {
+            upgrade_detach(s);
         } else {
             TimerKind k = timer_for(w);
             // The head's deadline is one for the whole head (a trickle must not

@@ -117,6 +117,8 @@ int Worker::poll(weir_exchange **out, uint32_t max, int timeout_ms) {
         if (Exchange *x = tickets_.live(h))
             out[n++] = reinterpret_cast<weir_exchange *>(
                 tickets_raw_pointers().load(std::memory_order_relaxed) ? reinterpret_cast<uintptr_t>(x) : h);
+        else if (tickets_.state(h) == TicketState::Upgraded)
+            out[n++] = reinterpret_cast<weir_exchange *>(h); // an upgraded connection, for weir_upgrade_take
     }
     if (ready_head_ == ready_.size()) {
         ready_.clear();

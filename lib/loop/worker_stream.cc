@@ -223,7 +223,8 @@ void Worker::apply_stream(Answer *a) {
         break;
     case AnswerKind::Respond:
     case AnswerKind::File:
-        break; // apply() and apply_file()
+    case AnswerKind::Upgrade:
+        break; // apply(), apply_file(), apply_upgrade()
     }
     if (rc < 0 && a->kind != AnswerKind::End)
         tickets_.retire(a->handle); // the stream died with its connection

@@ -35,9 +35,8 @@ template <> struct First<weir_http1_request> {
 template <> struct First<weir_http1_chunked> {
     static constexpr size_t value = WEIR_END_OF(weir_http1_chunked, reserved_);
 };
-// 0.2 left weir_metrics' layout as it was, so its first size is still that of
-// its first layout (through closes); the counters appended since then are
-// left alone for a caller whose struct stops there.
+// weir_metrics' first size is the end of closes (32 reasons since 0.2); the
+// counters after it are left alone for a caller whose struct stops there.
 template <> struct First<weir_metrics> {
     static constexpr size_t value = WEIR_END_OF(weir_metrics, closes);
 };

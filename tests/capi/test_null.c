@@ -276,6 +276,11 @@ static void test_engine_null_handles(void **state) {
     assert_int_equal(weir_stream_write(NULL, "x", 1), -EINVAL);
     assert_int_equal(weir_stream_end(NULL, NULL, 0), -EINVAL);
     assert_int_equal(weir_stream_room(NULL), -EINVAL);
+    assert_int_equal(weir_respond_file(NULL, 200, NULL, 0, 0, 0, 0, 0), -EINVAL);
+    assert_int_equal(weir_upgrade(NULL, NULL, 0), -EINVAL);
+    int ufd;
+    size_t ulen;
+    assert_int_equal(weir_upgrade_take(NULL, &ufd, NULL, 0, &ulen), -EINVAL);
 
     weir_answer_t answers[2];
     memset(answers, 0, sizeof answers);

@@ -42,7 +42,7 @@ _Static_assert(FIRST_CONFIG == 120, "weir_config's first size moved");
 _Static_assert(FIRST_LIMITS == 40, "weir_http1_limits' first size moved");
 _Static_assert(FIRST_REQUEST == 120, "weir_http1_request's first size moved");
 _Static_assert(FIRST_CHUNKED == 80, "weir_http1_chunked's first size moved");
-_Static_assert(FIRST_METRICS == 256, "weir_metrics' first size moved");
+_Static_assert(FIRST_METRICS == 384, "weir_metrics' first size moved");
 #endif
 
 enum { TAIL = 64, POISON = 0xa5 };

@@ -205,6 +205,7 @@ void test_engine_close_reason_names(void **) {
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_TRANSPLANT_REFUSED), "transplant_refused");
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_BODY_TIMEOUT), "body_timeout");
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_HANDLER_TIMEOUT), "handler_timeout");
+    assert_string_equal(weir_close_reason_name(WEIR_CLOSE_UPGRADED), "upgraded");
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_REASONS), "unknown");
     assert_string_equal(weir_close_reason_name(1000), "unknown");
 }

@@ -221,7 +221,8 @@ pub const WEIR_CLOSE_SILENT: u32 = 12;
 pub const WEIR_CLOSE_TRANSPLANT_REFUSED: u32 = 13;
 pub const WEIR_CLOSE_BODY_TIMEOUT: u32 = 14;
 pub const WEIR_CLOSE_HANDLER_TIMEOUT: u32 = 15;
-pub const WEIR_CLOSE_REASONS: usize = 16;
+pub const WEIR_CLOSE_UPGRADED: u32 = 16;
+pub const WEIR_CLOSE_REASONS: usize = 32;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -402,4 +403,22 @@ extern "C" {
     pub fn weir_stream_write(ex: *mut weir_exchange, data: *const c_void, len: usize) -> c_int;
     pub fn weir_stream_end(ex: *mut weir_exchange, trailers: *const weir_header_t, num_trailers: usize) -> c_int;
     pub fn weir_stream_room(ex: *mut weir_exchange) -> i64;
+    pub fn weir_respond_file(
+        ex: *mut weir_exchange,
+        status: c_int,
+        headers: *const weir_header_t,
+        num_headers: usize,
+        fd: c_int,
+        offset: u64,
+        length: u64,
+        flags: u32,
+    ) -> c_int;
+    pub fn weir_upgrade(ex: *mut weir_exchange, headers: *const weir_header_t, num_headers: usize) -> c_int;
+    pub fn weir_upgrade_take(
+        ex: *mut weir_exchange,
+        fd: *mut c_int,
+        buf: *mut c_void,
+        cap: usize,
+        len: *mut usize,
+    ) -> c_int;
 }

@@ -1,0 +1,178 @@
+// Upgrades (weir_upgrade, weir_upgrade_take): the host answers an Upgrade
+// request 101; once that answer and every one before it has left, the
+// connection is lifted out at that boundary as transplant lifts one (the
+// unread bytes past the request travel with it, and on io_uring bytes a
+// recv still had in flight join them, Worker::input_late), counted as
+// WEIR_CLOSE_UPGRADED, and handed back to the host: inline, on_request is
+// called again with the same handle; driven, the handle comes back in a poll
+// batch. The host then takes the fd and the bytes on that thread.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "http1/response.h"
+#include "loop/engine.h"
+#include "loop/worker.h"
+
+namespace weir {
+
+int Worker::upgrade(TicketRef &r, const weir_header_t *h, size_t nh) {
+    if (int rc = http1::validate_answer(200, h, nh, nullptr, 0); rc < 0)
+        return rc;
+    Exchange *px = r.peek(); // the request stays as it was while its handle is live
+    const uint32_t want = WEIR_REQ_UPGRADE | WEIR_REQ_KEEP_ALIVE;
+    if (px && (px->req.flags & want) != want)
+        return -EINVAL; // the client did not ask for an upgrade (or asked to close)
+    bool own = owner_thread();
+    Exchange *x = nullptr;
+    if (int rc = r.claim(own, &x); rc < 0)
+        return rc;
+    Slot &s = *static_cast<Slot *>(x->user);
+    if (own) {
+        uint64_t handle = x->handle;
+        int rc = s.conn().upgrade(x, h, nh);
+        if (rc == 0)
+            s.upgrade_handle = handle; // the ticket stays Claimed until the connection leaves
+        else
+            tickets_.retire(handle);
+        if (x == cur_ex_)
+            cur_answered_ = true;
+        s.answered = true;
+        mark_dirty(s);
+        return rc;
+    }
+    if (finished())
+        return WEIR_E_GONE;
+    if (s.gone.load(std::memory_order_acquire)) {
+        post_drop(x, false);
+        return WEIR_E_GONE;
+    }
+    Answer *a = answer_pool_.make(x, 101, h, nh, nullptr, 0, 0);
+    if (!a) {
+        post_drop(x, true);
+        return -ENOMEM;
+    }
+    a->kind = AnswerKind::Upgrade;
+    push_and_wake(answers_, a);
+    return 0;
+}
+
+void Worker::apply_upgrade(Answer *a) {
+    Exchange *x = a->x;
+    Slot &s = *static_cast<Slot *>(x->user);
+    uint64_t handle = x->handle;
+    int rc = s.conn().upgrade(x, a->headers, a->num_headers);
+    if (rc == 0) {
+        s.upgrade_handle = handle;
+    } else {
+        if (rc == -EINVAL) { // checked before posting: the request moved on (a bug)
+            log_once(LOG_BAD_ANSWER, "an upgrade was refused by the connection; answered 500");
+            s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
+        }
+        tickets_.retire(handle);
+    }
+    s.answered = true;
+    mark_dirty(s);
+    answer_pool_.give(a);
+}
+
+// Settle: the 101 has left; lift the connection out (as Worker::detach).
+bool Worker::upgrade_detach(Slot &s) {
+    auto *n = new (std::nothrow) ImageNode;
+    if (!n)
+        return false; // tried again at the next settle
+    if (!s.conn().detach_upgraded(n->img)) {
+        delete n;
+        return false;
+    }
+    n->img.fd = s.fd;
+    n->img.peer = s.peer;
+    n->img.peer_len = s.peer_len;
+    timers_.disarm(s.timer);
+    fold(s);
+    s.leaving = n; // bytes the port still holds join the image
+    s.leaving_to = nullptr;
+    port_->release(s);
+    let_go(s);
+    return true;
+}
+
+// The image is complete (no operation names the slot), or the connection
+// died first (n null): the host learns either way.
+void Worker::upgrade_deliver(Slot &s, ImageNode *n) {
+    uint64_t h = s.upgrade_handle;
+    s.upgrade_handle = 0;
+    if (n && n->img.fd < 0) { // spoiled by input_late (counted there)
+        delete n;
+        n = nullptr;
+    }
+    if (n)
+        metrics.close(WEIR_CLOSE_UPGRADED);
+    try {
+        upgraded_.push_back(h);
+    } catch (...) {
+        // Nowhere to remember it: the host's take would find it all the same
+        // through the ticket; only destroy's sweep would miss it.
+    }
+    tickets_.set_upgraded(h, n);
+    hand_back(h);
+}
+
+void Worker::hand_back(uint64_t h) {
+    if (inline_) {
+        Exchange *outer = cur_ex_;
+        cur_ex_ = nullptr;
+        engine_.cfg().on_request(engine_.cfg().user, reinterpret_cast<weir_exchange *>(h));
+        cur_ex_ = outer;
+    } else if (ready_room()) {
+        ready_.push_back(h);
+    }
+}
+
+int Worker::upgrade_take(TicketRef &r, int *fd, void *buf, size_t cap, size_t *len) {
+    if (!owner_thread())
+        return WEIR_E_STATE; // inside on_request, or on the polling thread
+    uint64_t h = r.handle();
+    TicketState st = tickets_.state(h);
+    if (st == TicketState::Claimed && tickets_.at(h))
+        return -EAGAIN; // the 101 has not left yet: it comes back when it has
+    if (st != TicketState::Upgraded)
+        return st == TicketState::Free ? WEIR_E_STALE : WEIR_E_STATE;
+    auto *n = static_cast<ImageNode *>(tickets_.at(h)->image);
+    if (n && n->img.unread_len > cap) {
+        *len = n->img.unread_len;
+        return -ENOBUFS; // nothing taken: call again with room
+    }
+    void *img = nullptr;
+    tickets_.take_upgraded(h, &img);
+    tickets_.retire(h);
+    upgraded_.erase(std::remove(upgraded_.begin(), upgraded_.end(), h), upgraded_.end());
+    if (!n)
+        return WEIR_E_GONE; // it died before the 101 left
+    if (n->img.unread_len)
+        std::memcpy(buf, n->img.unread, n->img.unread_len);
+    *len = n->img.unread_len;
+    *fd = n->img.fd;
+    n->img.fd = -1;
+    delete n;
+    return 0;
+}
+
+// ~Worker: connections handed back and never taken are closed.
+void Worker::drop_upgrades() {
+    for (uint64_t h : upgraded_) {
+        void *img = nullptr;
+        if (tickets_.take_upgraded(h, &img) && img) {
+            auto *n = static_cast<ImageNode *>(img);
+            if (n->img.fd >= 0)
+                ::close(n->img.fd);
+            delete n;
+        }
+    }
+    upgraded_.clear();
+}
+
+} // namespace weir
