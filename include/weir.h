@@ -805,6 +805,11 @@ WEIR_API int weir_respond_many(weir_answer_t *answers, size_t n);
  * window is full), WEIR_E_STATE (ex is live but its answer was not started
  * as a stream: a new request), WEIR_E_STALE, -EINVAL. Any thread.
  *
+ * A stream whose connection dies is over: the next call returns WEIR_E_GONE,
+ * or WEIR_E_STALE when pieces posted from another thread reached the dead
+ * connection first (the engine then released the stream itself); either
+ * way, stop.
+ *
  * Pipelined answers still leave in request order: a stream's pieces wait
  * (within the window) while the answers before it are sent, and the
  * answers after it wait for its end.

@@ -312,7 +312,11 @@ void test_driven_handback(void **) {
     Client c = connect_to(s.port, 16 * 1024);
     assert_true(send_all(c, get("/big")));
     std::string body;
-    std::thread reader([&] { body = slow_read(s, c); });
+    std::atomic<bool> read_done{false};
+    std::thread reader([&] {
+        body = slow_read(s, c);
+        read_done = true;
+    });
     weir_exchange *out[8], *st = nullptr;
     int next = 0, handbacks = 0;
     bool ended = false;
@@ -342,7 +346,7 @@ void test_driven_handback(void **) {
             ended = true;
         }
     }
-    while (weir_worker_poll(w, out, 8, 10) >= 0 && !body.size() && now_ms() < until) {
+    while (weir_worker_poll(w, out, 8, 10) >= 0 && !read_done && now_ms() < until) {
     }
     reader.join();
     assert_true(ended);
@@ -366,7 +370,10 @@ void test_stream_gone(void **) {
     int64_t until = now_ms() + 3000;
     while (s.metrics().connections_open != 0 && now_ms() < until)
         sleep_ms(2);
-    assert_int_equal(weir_stream_write(ex, "y", 1), WEIR_E_GONE);
+    // GONE, or STALE when the pieces posted before the reset were applied
+    // after it (seen under TSan): the engine then released the stream itself.
+    int rc = weir_stream_write(ex, "y", 1);
+    assert_true(rc == WEIR_E_GONE || rc == WEIR_E_STALE);
     assert_int_equal(weir_stream_write(ex, "z", 1), WEIR_E_STALE);
 }
 
