@@ -8,6 +8,7 @@
 #define DEMO_STREAM_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -24,6 +25,9 @@ typedef struct demo_stream {
 
 static demo_stream g_streams[DEMO_STREAMS];
 static pthread_mutex_t g_streams_mu = PTHREAD_MUTEX_INITIALIZER;
+/* Streams begun and not over: while 0, no handle can be a stream handed
+ * back, so the request path asks weir nothing more. */
+static atomic_int g_streams_open;
 
 /* The value of name=digits in a query string, or def. */
 static unsigned long demo_query_ul(weir_str_t q, const char *name, unsigned long def, unsigned long max) {
@@ -54,6 +58,13 @@ static demo_stream *demo_stream_find(weir_exchange *ex) {
     return NULL;
 }
 
+static void demo_stream_over(demo_stream *s) {
+    pthread_mutex_lock(&g_streams_mu);
+    s->ex = NULL;
+    pthread_mutex_unlock(&g_streams_mu);
+    atomic_fetch_sub(&g_streams_open, 1);
+}
+
 /* Writes until done (then ends) or refused for room. The caller holds ex; one
  * writer per stream at a time (weir.h), which the hand-back guarantees. */
 static void demo_stream_pump(demo_stream *s) {
@@ -65,9 +76,7 @@ static void demo_stream_pump(demo_stream *s) {
         pthread_mutex_unlock(&g_streams_mu);
         if (next == n) {
             weir_stream_end(ex, NULL, 0); /* GONE: the client left; either way it is over */
-            pthread_mutex_lock(&g_streams_mu);
-            s->ex = NULL;
-            pthread_mutex_unlock(&g_streams_mu);
+            demo_stream_over(s);
             return;
         }
         memset(piece, 'a' + (int)(next % 26), size);
@@ -75,9 +84,7 @@ static void demo_stream_pump(demo_stream *s) {
         if (rc == -EAGAIN)
             return; /* handed back once there is room */
         if (rc < 0) { /* GONE or -ENOMEM consumed it; STALE: it was over */
-            pthread_mutex_lock(&g_streams_mu);
-            s->ex = NULL;
-            pthread_mutex_unlock(&g_streams_mu);
+            demo_stream_over(s);
             return;
         }
         pthread_mutex_lock(&g_streams_mu);
@@ -99,6 +106,7 @@ static void demo_stream_begin(weir_exchange *ex, const weir_request *r, const we
         s->next = 0;
         s->n = n;
         s->size = size;
+        atomic_fetch_add(&g_streams_open, 1);
     }
     pthread_mutex_unlock(&g_streams_mu);
     if (!s) {
@@ -106,9 +114,7 @@ static void demo_stream_begin(weir_exchange *ex, const weir_request *r, const we
         return;
     }
     if (weir_stream_start(ex, 200, ct, 1, WEIR_LENGTH_UNKNOWN, 0) != 0) {
-        pthread_mutex_lock(&g_streams_mu);
-        s->ex = NULL;
-        pthread_mutex_unlock(&g_streams_mu);
+        demo_stream_over(s);
         weir_respond(ex, 500, ct, 1, "stream refused\n", 15, WEIR_RESPOND_CLOSE);
         return;
     }
@@ -117,7 +123,7 @@ static void demo_stream_begin(weir_exchange *ex, const weir_request *r, const we
 
 /* A handle weir handed back: 1 if it was one of ours (pumped), else 0. */
 static int demo_stream_resume(weir_exchange *ex) {
-    if (weir_stream_room(ex) < 0)
+    if (atomic_load(&g_streams_open) == 0 || weir_stream_room(ex) < 0)
         return 0;
     pthread_mutex_lock(&g_streams_mu);
     demo_stream *s = demo_stream_find(ex);

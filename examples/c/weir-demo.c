@@ -165,11 +165,11 @@ static void app_echo(weir_exchange *ex, const weir_request *r) {
 /* Any thread that holds ex. weir_respond's result needs no action: GONE means
  * the peer left first, and ex is freed either way. */
 static void answer(demo *d, weir_exchange *ex) {
-    if (demo_stream_resume(ex))
-        return; /* a /stream handed back for room, not a request */
-    if (demo_ws_take(ex))
-        return; /* a /ws connection handed back after its 101 */
     const weir_request *r = weir_exchange_request(ex);
+    if (r && demo_stream_resume(ex))
+        return; /* a /stream handed back for room, not a request */
+    if (!r && demo_ws_take(ex))
+        return; /* a /ws connection handed back after its 101 (it has no request any more) */
     if (!r) {
         weir_respond(ex, 500, NULL, 0, NULL, 0, WEIR_RESPOND_CLOSE);
         return;

@@ -29,20 +29,35 @@ Conn::~Conn() {
         pool_.give(st_);
 }
 
-int Conn::respond(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, const void *body,
-                  size_t body_len, uint32_t flags) {
+// Finds x's slot: 0 (it is x's), -EINVAL, or *gone: the connection died or
+// dropped x, and x was released (WEIR_E_GONE for the caller).
+int Conn::check_slot(Exchange *x, bool *gone) {
+    *gone = false;
     if (!x || x->conn != this || !st_)
         return -EINVAL;
     State &s = *st_;
     ExSlot &sl = s.slot(x->seq);
     if (&sl.x != x)
         return -EINVAL;
-    if (sl.state == kDropped || (flags_ & kDead && sl.state == kTaken)) {
+    bool live = sl.state == kTaken || sl.state == kStreaming;
+    if (sl.state == kDropped || (flags_ & kDead && live)) {
+        if (sl.state == kStreaming)
+            s.streams--;
         sl.state = kFree;
         s.taken--;
+        *gone = true;
         release_if_idle();
-        return WEIR_E_GONE;
     }
+    return 0;
+}
+
+int Conn::respond(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, const void *body,
+                  size_t body_len, uint32_t flags) {
+    bool gone;
+    if (int rc = check_slot(x, &gone); rc < 0 || gone)
+        return gone ? WEIR_E_GONE : rc;
+    State &s = *st_;
+    ExSlot &sl = s.slot(x->seq);
     if (sl.state != kTaken)
         return -EINVAL;
     int rc = http1::validate_answer(status, headers, num_headers, body, body_len);

@@ -257,7 +257,7 @@ class Conn {
     Exchange *taken_seq(uint32_t seq);
     Exchange *dropped_at(uint32_t i);
     Exchange *stream_at(uint32_t i);
-    int stream_check(Exchange *x, bool *gone);
+    int check_slot(Exchange *x, bool *gone);
     bool ensure_state();
     bool held_between(const State &s) const;
     void parse();

@@ -44,28 +44,18 @@ bool Conn::upgrade_ready() const {
 bool Conn::detach_upgraded(ConnImage &img) { return upgrade_ready() && lift(img); }
 
 int Conn::upgrade(Exchange *x, const weir_header_t *headers, size_t num_headers) {
-    if (!x || x->conn != this || !st_)
-        return -EINVAL;
+    bool gone;
+    if (int rc = check_slot(x, &gone); rc < 0 || gone)
+        return gone ? WEIR_E_GONE : rc;
     State &s = *st_;
     ExSlot &sl = s.slot(x->seq);
-    if (&sl.x != x)
-        return -EINVAL;
-    if (sl.state == kDropped || (flags_ & kDead && sl.state == kTaken)) {
-        sl.state = kFree;
-        s.taken--;
-        release_if_idle();
-        return WEIR_E_GONE;
-    }
     const uint32_t want = WEIR_REQ_UPGRADE | WEIR_REQ_KEEP_ALIVE;
     if (sl.state != kTaken || (x->req.flags & want) != want || !(flags_ & kUpgradeWait) ||
         x->seq + 1 != s.parse_seq)
         return -EINVAL;
     Bytes head;
     bool ok = head.append("HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n", 55);
-    for (size_t i = 0; ok && i < num_headers; i++)
-        ok = head.append(headers[i].name.ptr, headers[i].name.len) && head.append(": ", 2) &&
-             head.append(headers[i].value.ptr, headers[i].value.len) && head.append("\r\n", 2);
-    ok = ok && head.append("\r\n", 2);
+    ok = ok && http1::write_fields(head, headers, num_headers) && head.append("\r\n", 2);
     s.taken--;
     if (ok && x->seq == s.write_seq) {
         ok = s.out.append(head.p, head.len);

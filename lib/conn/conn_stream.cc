@@ -16,33 +16,10 @@ namespace weir {
 
 using namespace conn_detail;
 
-// Finds x's slot: 0 (it is x's), -EINVAL, or *gone: the connection died or
-// dropped x, and x was released (WEIR_E_GONE for the caller).
-int Conn::stream_check(Exchange *x, bool *gone) {
-    *gone = false;
-    if (!x || x->conn != this || !st_)
-        return -EINVAL;
-    State &s = *st_;
-    ExSlot &sl = s.slot(x->seq);
-    if (&sl.x != x)
-        return -EINVAL;
-    bool live = sl.state == kTaken || sl.state == kStreaming;
-    if (sl.state == kDropped || (flags_ & kDead && live)) {
-        if (sl.state == kStreaming)
-            s.streams--;
-        sl.state = kFree;
-        s.taken--;
-        *gone = true;
-        release_if_idle();
-        return 0;
-    }
-    return 0;
-}
-
 int Conn::stream_start(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, uint64_t length,
                        uint32_t flags) {
     bool gone;
-    if (int rc = stream_check(x, &gone); rc < 0 || gone)
+    if (int rc = check_slot(x, &gone); rc < 0 || gone)
         return gone ? WEIR_E_GONE : rc;
     State &s = *st_;
     ExSlot &sl = s.slot(x->seq);
@@ -85,7 +62,7 @@ int Conn::stream_start(Exchange *x, int status, const weir_header_t *headers, si
 
 int Conn::stream_write(Exchange *x, const void *p, size_t n) {
     bool gone;
-    if (int rc = stream_check(x, &gone); rc < 0 || gone)
+    if (int rc = check_slot(x, &gone); rc < 0 || gone)
         return gone ? WEIR_E_GONE : rc;
     State &s = *st_;
     ExSlot &sl = s.slot(x->seq);
@@ -97,7 +74,7 @@ int Conn::stream_write(Exchange *x, const void *p, size_t n) {
                                : http1::write_stream_piece(sl.answer, sl.framing, p, n);
     if (!ok) {
         abort(WEIR_CLOSE_RESOURCE); // drops x with the rest
-        stream_check(x, &gone);
+        check_slot(x, &gone);
         return -ENOMEM;
     }
     if (sl.framing == http1::StreamFraming::Length)
@@ -108,7 +85,7 @@ int Conn::stream_write(Exchange *x, const void *p, size_t n) {
 
 int Conn::stream_end(Exchange *x, const weir_header_t *trailers, size_t num_trailers) {
     bool gone;
-    if (int rc = stream_check(x, &gone); rc < 0 || gone)
+    if (int rc = check_slot(x, &gone); rc < 0 || gone)
         return gone ? WEIR_E_GONE : rc;
     State &s = *st_;
     ExSlot &sl = s.slot(x->seq);
@@ -122,7 +99,7 @@ int Conn::stream_end(Exchange *x, const weir_header_t *trailers, size_t num_trai
                                    : http1::write_last_chunk(sl.answer, trailers, num_trailers);
         if (!ok) {
             abort(WEIR_CLOSE_RESOURCE);
-            stream_check(x, &gone);
+            check_slot(x, &gone);
             return -ENOMEM;
         }
     }

@@ -38,6 +38,17 @@ template <class Out> bool append_u64(Out &out, uint64_t v) {
 
 bool no_body_status(int status) { return status == 204 || status == 304 || (status >= 100 && status < 200); }
 
+// The status line and Date, which every answer begins with.
+template <class Out> bool write_status_and_date(Out &out, int status) {
+    char line[16] = "HTTP/1.1 ";
+    line[9] = static_cast<char>('0' + status / 100);
+    line[10] = static_cast<char>('0' + status / 10 % 10);
+    line[11] = static_cast<char>('0' + status % 10);
+    line[12] = ' ';
+    return out.append(line, 13) && out.append(reason_phrase(status)) && out.append("\r\nDate: ", 8) &&
+           out.append(http_date_now(), 29) && out.append("\r\n", 2);
+}
+
 } // namespace
 
 const char *reason_phrase(int status) {
@@ -128,13 +139,7 @@ bool write_response(Out &out, int status, const weir_header_t *headers, size_t n
         need += headers[i].name.len + headers[i].value.len + 4;
     if (!out.reserve_more(need))
         return false;
-    char line[16] = "HTTP/1.1 ";
-    line[9] = static_cast<char>('0' + status / 100);
-    line[10] = static_cast<char>('0' + status / 10 % 10);
-    line[11] = static_cast<char>('0' + status % 10);
-    line[12] = ' ';
-    bool ok = out.append(line, 13) && out.append(reason_phrase(status)) && out.append("\r\nDate: ", 8) &&
-              out.append(http_date_now(), 29) && out.append("\r\n", 2);
+    bool ok = write_status_and_date(out, status);
     bool bodiless = no_body_status(status);
     if (!bodiless)
         ok = ok && out.append("Content-Length: ", 16) && append_u64(out, body_len) && out.append("\r\n", 2);
@@ -142,9 +147,7 @@ bool write_response(Out &out, int status, const weir_header_t *headers, size_t n
         ok = ok && out.append("Connection: close\r\n", 19);
     else if (shape.keep_alive_10)
         ok = ok && out.append("Connection: keep-alive\r\n", 24);
-    for (size_t i = 0; ok && i < num_headers; ++i)
-        ok = out.append(headers[i].name.ptr, headers[i].name.len) && out.append(": ", 2) &&
-             out.append(headers[i].value.ptr, headers[i].value.len) && out.append("\r\n", 2);
+    ok = ok && write_fields(out, headers, num_headers);
     ok = ok && out.append("\r\n", 2);
     if (ok && !bodiless && !shape.head)
         ok = out.append(body, body_len);
@@ -177,13 +180,7 @@ bool write_stream_head(Out &out, int status, const weir_header_t *headers, size_
         need += headers[i].name.len + headers[i].value.len + 4;
     if (!out.reserve_more(need))
         return false;
-    char line[16] = "HTTP/1.1 ";
-    line[9] = static_cast<char>('0' + status / 100);
-    line[10] = static_cast<char>('0' + status / 10 % 10);
-    line[11] = static_cast<char>('0' + status % 10);
-    line[12] = ' ';
-    bool ok = out.append(line, 13) && out.append(reason_phrase(status)) && out.append("\r\nDate: ", 8) &&
-              out.append(http_date_now(), 29) && out.append("\r\n", 2);
+    bool ok = write_status_and_date(out, status);
     // A HEAD answer says the length the body would have had, as a GET's would.
     if (framing == StreamFraming::Length || (framing == StreamFraming::None && shape.head && length != UINT64_MAX &&
                                              !no_body_status(status)))
@@ -194,9 +191,7 @@ bool write_stream_head(Out &out, int status, const weir_header_t *headers, size_
         ok = ok && out.append("Connection: close\r\n", 19);
     else if (shape.keep_alive_10)
         ok = ok && out.append("Connection: keep-alive\r\n", 24);
-    for (size_t i = 0; ok && i < num_headers; ++i)
-        ok = out.append(headers[i].name.ptr, headers[i].name.len) && out.append(": ", 2) &&
-             out.append(headers[i].value.ptr, headers[i].value.len) && out.append("\r\n", 2);
+    ok = ok && write_fields(out, headers, num_headers);
     return ok && out.append("\r\n", 2);
 }
 
@@ -213,12 +208,20 @@ template <class Out> bool write_stream_piece(Out &out, StreamFraming framing, co
 
 template <class Out> bool write_last_chunk(Out &out, const weir_header_t *trailers, size_t num_trailers) {
     bool ok = out.append("0\r\n", 3);
-    for (size_t i = 0; ok && i < num_trailers; ++i)
-        ok = out.append(trailers[i].name.ptr, trailers[i].name.len) && out.append(": ", 2) &&
-             out.append(trailers[i].value.ptr, trailers[i].value.len) && out.append("\r\n", 2);
+    ok = ok && write_fields(out, trailers, num_trailers);
     return ok && out.append("\r\n", 2);
 }
 
+template <class Out> bool write_fields(Out &out, const weir_header_t *fields, size_t n) {
+    bool ok = true;
+    for (size_t i = 0; ok && i < n; ++i)
+        ok = out.append(fields[i].name.ptr, fields[i].name.len) && out.append(": ", 2) &&
+             out.append(fields[i].value.ptr, fields[i].value.len) && out.append("\r\n", 2);
+    return ok;
+}
+
+template bool write_fields<Bytes>(Bytes &, const weir_header_t *, size_t);
+template bool write_fields<OutQueue>(OutQueue &, const weir_header_t *, size_t);
 template bool write_stream_head<Bytes>(Bytes &, int, const weir_header_t *, size_t, uint64_t, StreamFraming,
                                        const ResponseShape &);
 template bool write_stream_head<OutQueue>(OutQueue &, int, const weir_header_t *, size_t, uint64_t, StreamFraming,

@@ -30,6 +30,9 @@ template <class Out>
 bool write_response(Out &out, int status, const weir_header_t *headers, size_t num_headers, const void *body,
                     size_t body_len, const ResponseShape &shape);
 
+// "name: value" CRLF for each field (answer headers, trailers, a 101's).
+template <class Out> bool write_fields(Out &out, const weir_header_t *fields, size_t n);
+
 // A streamed answer's framing (weir_stream_*): how its body is delimited.
 enum class StreamFraming : uint8_t {
     None,    // HEAD, 1xx/204/304: the head only; written bytes are discarded

@@ -287,7 +287,8 @@ Exchange *TicketRef::peek() const {
     return gen_of(w) == hgen_of(h_) && live_state(state_of(w)) ? t_->x : nullptr;
 }
 
-int TicketRef::claim(bool owner, Exchange **x) {
+// Local|Any -> to, for the one answer (Claimed) or a streamed one (Stream).
+int TicketRef::take(bool owner, TicketState to, Exchange **x) {
     if (!t_)
         return WEIR_E_STALE;
     uint64_t w = t_->word.load(std::memory_order_acquire);
@@ -298,10 +299,10 @@ int TicketRef::claim(bool owner, Exchange **x) {
         if (st == TicketState::Local && !owner)
             return WEIR_E_STATE;
         if (st == TicketState::Stream)
-            return -EINVAL; // a streamed answer ends with weir_stream_end
+            return -EINVAL; // begun already: a streamed answer ends with weir_stream_end
         if (!live_state(st))
             return WEIR_E_STALE;
-        if (t_->word.compare_exchange_weak(w, word(hgen_of(h_), TicketState::Claimed), std::memory_order_acq_rel,
+        if (t_->word.compare_exchange_weak(w, word(hgen_of(h_), to), std::memory_order_acq_rel,
                                            std::memory_order_acquire)) {
             *x = t_->x;
             return 0;
@@ -309,27 +310,9 @@ int TicketRef::claim(bool owner, Exchange **x) {
     }
 }
 
-int TicketRef::begin_stream(bool owner, Exchange **x) {
-    if (!t_)
-        return WEIR_E_STALE;
-    uint64_t w = t_->word.load(std::memory_order_acquire);
-    for (;;) {
-        if (gen_of(w) != hgen_of(h_))
-            return WEIR_E_STALE;
-        TicketState st = state_of(w);
-        if (st == TicketState::Local && !owner)
-            return WEIR_E_STATE;
-        if (st == TicketState::Stream)
-            return -EINVAL; // begun already
-        if (!live_state(st))
-            return WEIR_E_STALE;
-        if (t_->word.compare_exchange_weak(w, word(hgen_of(h_), TicketState::Stream), std::memory_order_acq_rel,
-                                           std::memory_order_acquire)) {
-            *x = t_->x;
-            return 0;
-        }
-    }
-}
+int TicketRef::claim(bool owner, Exchange **x) { return take(owner, TicketState::Claimed, x); }
+
+int TicketRef::begin_stream(bool owner, Exchange **x) { return take(owner, TicketState::Stream, x); }
 
 int TicketRef::stream(Exchange **x) const {
     if (!t_)

@@ -162,6 +162,7 @@ class TicketRef {
     Ticket &ticket() const { return *t_; }
 
   private:
+    int take(bool owner, TicketState to, Exchange **x);
     uint64_t h_;
     uint32_t slot_ = 0;
     TicketTable *table_ = nullptr;

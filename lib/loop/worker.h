@@ -267,6 +267,7 @@ class Worker {
     void unlink_live(Slot &s);
     void let_go(Slot &s);
     bool detach(Slot &s);
+    void leave(Slot &s, ImageNode *n, Worker *to);
     void hand_over(Slot &s);
     void fold(Slot &s);
     Slot *alloc_slot();

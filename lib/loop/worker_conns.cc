@@ -264,21 +264,28 @@ bool Worker::detach(Slot &s) {
         delete n;
         return false;
     }
-    n->img.fd = s.fd;
-    n->img.peer = s.peer;
-    n->img.peer_len = s.peer_len;
-    timers_.disarm(s.timer);
-    fold(s);
     if (transplant_seen_ == detach_to_) { // a transplant's move, not a bare detach_all_to
         n->ledger = engine_.ledger(); // the target counts it adopted or refused
         n->from = this;               // and gives it back here if it refuses
         metrics.add(M_TRANSPLANT_DETACHED);
     }
+    leave(s, n, detach_to_);
+    return true;
+}
+
+// A Conn lifted into n's image leaves its slot: n takes the socket, and is
+// handed over (to `to`, or to the host for an upgrade: nullptr) once no
+// operation names the slot.
+void Worker::leave(Slot &s, ImageNode *n, Worker *to) {
+    n->img.fd = s.fd;
+    n->img.peer = s.peer;
+    n->img.peer_len = s.peer_len;
+    timers_.disarm(s.timer);
+    fold(s);
     s.leaving = n; // before the release: bytes the port still holds join the image
-    s.leaving_to = detach_to_;
+    s.leaving_to = to;
     port_->release(s);
     let_go(s);
-    return true;
 }
 
 void Worker::input_late(Slot &s, const char *p, size_t n) {

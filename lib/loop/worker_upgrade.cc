@@ -88,15 +88,7 @@ bool Worker::upgrade_detach(Slot &s) {
         delete n;
         return false;
     }
-    n->img.fd = s.fd;
-    n->img.peer = s.peer;
-    n->img.peer_len = s.peer_len;
-    timers_.disarm(s.timer);
-    fold(s);
-    s.leaving = n; // bytes the port still holds join the image
-    s.leaving_to = nullptr;
-    port_->release(s);
-    let_go(s);
+    leave(s, n, nullptr);
     return true;
 }
 

@@ -215,6 +215,10 @@ struct Paused {
     off: usize,
 }
 
+// How many streams wait in `paused`: while 0, no handle can be a stream
+// handed back, and the request path asks weir nothing more.
+static PAUSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 fn paused() -> &'static Mutex<HashMap<usize, Paused>> {
     static P: std::sync::OnceLock<Mutex<HashMap<usize, Paused>>> = std::sync::OnceLock::new();
     P.get_or_init(|| Mutex::new(HashMap::new()))
@@ -242,6 +246,7 @@ unsafe fn pump(ex: *mut sys::weir_exchange, mut p: Paused) {
             if rc == EAGAIN {
                 if let Ok(mut m) = paused().lock() {
                     m.insert(ex as usize, p);
+                    PAUSED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 }
                 return;
             }
@@ -281,10 +286,11 @@ unsafe fn respond_500(ex: *mut sys::weir_exchange) {
 // an extern "C" function: the handler runs under catch_unwind, and so does
 // everything else here that could panic.
 unsafe extern "C" fn on_request(user: *mut c_void, ex: *mut sys::weir_exchange) {
-    if sys::weir_stream_room(ex) >= 0 {
+    if PAUSED.load(std::sync::atomic::Ordering::SeqCst) > 0 && sys::weir_stream_room(ex) >= 0 {
         // A stream weir hands back: room again.
         let p = paused().lock().ok().and_then(|mut m| m.remove(&(ex as usize)));
         if let Some(p) = p {
+            PAUSED.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
             let _ = catch_unwind(AssertUnwindSafe(|| pump(ex, p)));
         }
         return;
