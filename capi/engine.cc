@@ -190,6 +190,16 @@ WEIR_EXPORT int64_t weir_stream_room(weir_exchange *ex) {
     }
 }
 
+WEIR_EXPORT int64_t weir_body_read(weir_exchange *ex, void *buf, size_t cap) {
+    if (!ex || (cap && !buf))
+        return -EINVAL;
+    try {
+        return weir::exchange_body_read(ex, buf, cap);
+    } catch (...) {
+        return -EIO;
+    }
+}
+
 WEIR_EXPORT int weir_respond_file(weir_exchange *ex, int status, const weir_header_t *headers, size_t num_headers,
                                   int fd, uint64_t offset, uint64_t length, uint32_t flags) {
     if (!ex || (num_headers && !headers))

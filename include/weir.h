@@ -208,6 +208,8 @@ WEIR_API void weir_http1_limits_init(weir_http1_limits *limits);
 #define WEIR_REQ_KEEP_ALIVE 0x1u      /* the connection may carry another request     */
 #define WEIR_REQ_EXPECT_CONTINUE 0x2u /* Expect: 100-continue (HTTP/1.1 only)         */
 #define WEIR_REQ_UPGRADE 0x4u         /* Connection: upgrade with an Upgrade field     */
+#define WEIR_REQ_BODY_STREAM 0x8u     /* weir_request only: the body is read with
+                                         weir_body_read (cfg.stream_body_bytes)       */
 
 typedef struct weir_http1_request {
     uint32_t size;
@@ -387,6 +389,15 @@ typedef struct weir_config {
                                     the stream handed back once half of it has
                                     left; at most max_output_bytes; 0 = 262144 (or
                                     max_output_bytes when smaller): 0               */
+    uint32_t stream_body_bytes; /* request bodies the host reads as they arrive
+                                    (weir_body_read) instead of waiting for them
+                                    whole: a body whose Content-Length is at least
+                                    this, every chunked body, and every request
+                                    that expects 100-continue (so the host decides
+                                    whether the body comes) is handed out at its
+                                    head with WEIR_REQ_BODY_STREAM; max_body then
+                                    bounds only the bodies weir buffers.
+                                    0 = off, every body buffered: 0                  */
 } weir_config;
 
 /* Sets size and every default listed above (limits NULL: the parser's
@@ -521,6 +532,8 @@ WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max,
                                          answered 503, then closed                     */
 #define WEIR_CLOSE_UPGRADED 16       /* taken out of the engine by the host after a 101
                                         (weir_upgrade_take): not closed by weir       */
+#define WEIR_CLOSE_BODY_UNREAD 17    /* answered before its streamed body was read to the
+                                        end: closed after the answer, the rest discarded */
 #define WEIR_CLOSE_REASONS 32        /* 0.2 made room: 16 in 0.1 */
 
 /* A static name for a close reason ("peer", "bad_request", ...); "unknown"
@@ -721,8 +734,10 @@ typedef struct weir_request {
     weir_str_t host;
     const weir_header_t *headers;
     const weir_header_t *trailers; /* chunked bodies only                          */
-    weir_str_t body;               /* decoded, whole                                */
+    weir_str_t body;               /* decoded, whole; empty with WEIR_REQ_BODY_STREAM */
     uint64_t connection_id;        /* unique within the engine                     */
+    uint64_t body_length;          /* the body's length, or WEIR_LENGTH_UNKNOWN for a
+                                      streamed chunked body (0.2)                  */
 } weir_request;
 
 /* The request of ex; NULL for NULL or a stale handle. Valid until ex is
@@ -863,6 +878,41 @@ WEIR_API int64_t weir_stream_room(weir_exchange *ex);
  */
 WEIR_API int weir_upgrade(weir_exchange *ex, const weir_header_t *headers, size_t num_headers);
 WEIR_API int weir_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap, size_t *len);
+
+/*
+ * Streamed request bodies (cfg.stream_body_bytes): a request with
+ * WEIR_REQ_BODY_STREAM is handed out at its head, its body still to come
+ * (req->body is empty; req->body_length says how long it is, or
+ * WEIR_LENGTH_UNKNOWN when chunked). weir_body_read copies up to cap bytes
+ * of the decoded body into buf, on the worker's thread (inside on_request,
+ * or the polling thread), before the answer begins. Returns:
+ *   > 0               bytes copied; read again.
+ *   0                 the body is complete (a chunked body's trailer fields
+ *                     are now in weir_exchange_request(ex)->trailers); 0 again
+ *                     on every later call.
+ *   -EAGAIN           nothing now. ex is handed back when bytes arrive, the
+ *                     body ends or cannot (inline: on_request is called with it
+ *                     again, so a handler that got -EAGAIN may return without
+ *                     answering; driven: it comes back in a poll batch).
+ *   -ETIMEDOUT        no byte of it came for body_timeout_ms;
+ *   -ECONNABORTED     the peer closed mid-body, or the engine is shutting
+ *                     down; a chunked body's parse error (WEIR_E_BAD_CHUNK and
+ *                     the like: weir_http1_status says the status). For these
+ *                     three the body is over and ex stays the host's: answer
+ *                     it (408, the status, anything); the connection then
+ *                     closes.
+ *   WEIR_E_GONE       the connection died (consumed: do not answer).
+ *   WEIR_E_STATE      not a streamed body (or its answer began, or the wrong
+ *                     thread); WEIR_E_STALE; -EINVAL (NULL buf with cap).
+ * The first read of a request that expects 100-continue sends the 100
+ * Continue (unless body bytes came already), so a host that answers before
+ * reading, 417 for one, refuses the body: the client never sends it. Any
+ * answer begun before the body was read to its end (0) closes the connection
+ * after it, counted as WEIR_CLOSE_BODY_UNREAD; the rest is discarded. At
+ * most read_buffer_size (or the head's size, when larger) of a body waits
+ * in weir: a host that stops reading stops the client.
+ */
+WEIR_API int64_t weir_body_read(weir_exchange *ex, void *buf, size_t cap);
 
 /* Inline mode, inside on_request: the answer will come later, from any
  * thread, through weir_respond. Returns 0, -EINVAL (NULL, not the exchange

@@ -65,6 +65,7 @@ int Conn::respond(Exchange *x, int status, const weir_header_t *headers, size_t 
         return rc;
     const weir_request &r = x->req;
     bool keep = (r.flags & WEIR_REQ_KEEP_ALIVE) != 0;
+    bool cut = body_cut(x); // answered before its body was read: close after it
     http1::ResponseShape shape;
     shape.head = is_head_method(r.method);
     // A close this request did not ask for (the engine's shutdown, the peer's
@@ -73,10 +74,12 @@ int Conn::respond(Exchange *x, int status, const weir_header_t *headers, size_t 
     // and finishes the connection; one that did not would drop the answers
     // after it (WEIR_E_GONE to a deferred handler that had done the work).
     bool last = x->seq + 1 == s.parse_seq;
-    shape.close = !keep || (flags & WEIR_RESPOND_CLOSE) || ((flags_ & kClosing) && last);
+    shape.close = !keep || cut || (flags & WEIR_RESPOND_CLOSE) || ((flags_ & kClosing) && last);
     shape.keep_alive_10 = keep && r.version_minor == 0;
-    uint32_t reason = !keep ? WEIR_CLOSE_NOT_KEEP_ALIVE
-                            : (flags & WEIR_RESPOND_CLOSE) ? WEIR_CLOSE_HANDLER : close_reason_;
+    uint32_t reason = !keep                       ? WEIR_CLOSE_NOT_KEEP_ALIVE
+                      : (flags & WEIR_RESPOND_CLOSE) ? WEIR_CLOSE_HANDLER
+                      : (cut && !(flags_ & kClosing)) ? WEIR_CLOSE_BODY_UNREAD
+                                                      : close_reason_;
     s.taken--;
     if ((flags_ & kUpgradeWait) && !(flags_ & kUpgraded) && (r.flags & WEIR_REQ_UPGRADE))
         flags_ &= static_cast<uint16_t>(~kUpgradeWait); // not upgraded: HTTP goes on (parsed below)
@@ -152,7 +155,9 @@ void Conn::flush() {
             return;
         }
     }
-    if (s.cont_pending && s.write_seq == s.parse_seq && s.phase != kHead && !(flags_ & kClosing)) {
+    // (A streamed body's request was handed out: parse_seq is past it.)
+    bool turn = s.phase == kBodyStream ? s.write_seq == s.body_seq : s.write_seq == s.parse_seq;
+    if (s.cont_pending && turn && s.phase != kHead && !(flags_ & kClosing)) {
         // Only worth sending while the body has not arrived.
         s.cont_pending = false;
         if (!s.out.append(kContinue, sizeof kContinue - 1)) {
@@ -188,6 +193,7 @@ void Conn::drop_unanswered() {
 
 // The answer just queued is the last one: drop whatever came after it.
 void Conn::finish(uint32_t reason) {
+    end_body(-ECONNABORTED);
     State &s = *st_;
     if (s.end > s.parse_pos || s.phase != kHead || s.parse_seq != s.write_seq)
         flags_ |= kMoreInput; // bytes, a body or requests past the closing answer
@@ -209,6 +215,7 @@ void Conn::abort(uint32_t reason) {
     if (!(flags_ & kAbort))
         close_reason_ = reason;
     flags_ |= kClosing | kNoMore | kFinal | kAbort;
+    end_body(-ECONNABORTED);
     if (st_) {
         if (!(flags_ & kLentOut)) // a lent write's bytes stay until it returns
             st_->out.clear();
@@ -250,6 +257,7 @@ void Conn::close(uint32_t reason) {
         close_reason_ = reason;
         flags_ |= kClosing | kNoMore;
     }
+    end_body(reason == WEIR_CLOSE_BODY_TIMEOUT ? -ETIMEDOUT : -ECONNABORTED);
     if (st_ && !(flags_ & kFinal)) {
         State &s = *st_;
         s.phase = kHead;
@@ -264,6 +272,7 @@ void Conn::on_closed() {
     flags_ |= kDead | kClosing | kNoMore | kFinal;
     if (!st_)
         return;
+    end_body(-ECONNABORTED);
     drop_unanswered();
     if (!(flags_ & kLentOut))
         st_->out.clear();
@@ -312,6 +321,8 @@ ConnWait Conn::wait() const {
     if (!st_)
         return ConnWait::Idle;
     const State &s = *st_;
+    if (s.phase == kBodyStream && s.body_wait)
+        return ConnWait::Body; // the host waits for the client's bytes
     if (s.taken || s.write_seq != s.parse_seq)
         return ConnWait::Handler;
     if (s.phase != kHead)

@@ -50,6 +50,12 @@ struct ConnSettings {
     uint32_t max_pipeline = 64;     // requests parsed ahead of their answers
     uint32_t max_output_bytes = 4u << 20; // unsent output past this closes (WEIR_CLOSE_OUTPUT_LIMIT)
     uint32_t stream_window = 256u << 10;  // a stream's unsent bytes at most (the loop enforces it)
+    // Request bodies of at least this many bytes (and chunked ones, and
+    // those that expect 100-continue) are streamed (conn_body.cc); 0: none.
+    uint32_t stream_body_bytes = 0;
+    // limits, but with no max_body when bodies may stream: which body is
+    // buffered, and so bounded, is decided once the head is parsed.
+    weir_http1_limits head_limits;
 };
 
 // One request and, later, its answer. Lives inside its Conn's pooled state;
@@ -139,6 +145,15 @@ class Conn {
     // connection is dead (the answer is dropped, x released all the same).
     int respond(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, const void *body,
                 size_t body_len, uint32_t flags);
+
+    // ---- streamed request bodies (conn_body.cc; the rules are weir_body_read's)
+    // Up to cap decoded bytes of x's body: > 0, 0 at its end, -EAGAIN (then
+    // body_ready() says when to try again), -ETIMEDOUT, -ECONNABORTED or a
+    // chunk error (the body is over, x is not), WEIR_E_STATE (not streaming
+    // a body), -EINVAL, WEIR_E_GONE (x released, as respond()).
+    int64_t body_read(Exchange *x, void *buf, size_t cap);
+    // Whether a read of x's body would now answer other than -EAGAIN.
+    bool body_ready(const Exchange *x) const;
 
     // ---- streamed answers (conn_stream.cc; the rules are weir_stream_*'s)
     // Begins x's answer: its head now, its body in pieces. length:
@@ -262,6 +277,16 @@ class Conn {
     bool held_between(const State &s) const;
     void parse();
     void complete(size_t body_off, size_t body_len, uint32_t num_trailers);
+    // conn_body.cc
+    bool streams_body(const weir_http1_request &h) const;
+    bool body_room();
+    void begin_body();
+    void body_done();
+    bool body_cut(const Exchange *x);
+    void end_body(int error);
+    size_t body_keep() const;
+    void compact_body();
+    int64_t body_read_chunked(State &s, char *out, size_t cap);
     void refuse(int status, uint32_t reason, bool parse_error);
     void flush();
     void finish(uint32_t reason);

@@ -51,7 +51,7 @@ int Conn::upgrade(Exchange *x, const weir_header_t *headers, size_t num_headers)
     ExSlot &sl = s.slot(x->seq);
     const uint32_t want = WEIR_REQ_UPGRADE | WEIR_REQ_KEEP_ALIVE;
     if (sl.state != kTaken || (x->req.flags & want) != want || !(flags_ & kUpgradeWait) ||
-        x->seq + 1 != s.parse_seq)
+        x->seq + 1 != s.parse_seq || sl.body == kBodyOpen)
         return -EINVAL;
     Bytes head;
     bool ok = head.append("HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n", 55);

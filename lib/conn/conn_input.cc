@@ -48,6 +48,8 @@ bool Conn::can_read() const {
     const State &s = *st_;
     if (s.live() >= s.nslots)
         return false;
+    if (s.phase == kBodyStream)
+        return s.end < s.cap || body_keep() > s.body_base; // compact_body() makes room
     if (s.cap - s.end >= 512)
         return true;
     // Views of unanswered requests pin the buffer, and a held connection's
@@ -63,6 +65,13 @@ iovec Conn::read_space() {
     if (!can_read() || !ensure_state())
         return {nullptr, 0};
     State &s = *st_;
+    if (s.phase == kBodyStream) {
+        // Its head is handed out: the buffer stays, consumed body bytes go.
+        if (s.cap - s.end < 512)
+            compact_body();
+        flags_ |= kLentIn;
+        return {s.buf + s.end, s.cap - s.end};
+    }
     if (s.cap - s.end >= 512 || s.live() > 0 || held_between(s)) {
         flags_ |= kLentIn;
         return {s.buf + s.end, s.cap - s.end};
@@ -148,6 +157,8 @@ void Conn::on_read(size_t n) {
     st_->end += n;
     if (st_->end > st_->cap)
         st_->end = st_->cap; // defensive: a backend bug must not turn into an overflow
+    if (st_->phase == kBodyStream && !st_->cont_pending)
+        st_->cont_done = true; // the client sent without waiting for a 100
     parse();
     flush();
 }
@@ -170,6 +181,8 @@ void Conn::parse() {
     State &s = *st_;
     const weir_http1_limits &lim = settings_.limits;
     while (!(flags_ & (kClosing | kNoMore | kDead))) {
+        if (s.phase == kBodyStream)
+            return; // the host reads the body; what follows it waits
         if (s.phase == kHead) {
             if (s.parse_pos == s.end || s.live() >= s.nslots || (flags_ & (kHeld | kUpgradeWait)))
                 return;
@@ -180,8 +193,8 @@ void Conn::parse() {
                 s.arena_pos = 0;
             }
             s.head.size = sizeof s.head;
-            int rc = http1::parse_request(s.buf + s.parse_pos, s.end - s.parse_pos, lim, &s.head,
-                                          s.arena + s.arena_pos, lim.max_headers);
+            int rc = http1::parse_request(s.buf + s.parse_pos, s.end - s.parse_pos, settings_.head_limits,
+                                          &s.head, s.arena + s.arena_pos, lim.max_headers);
             if (rc == WEIR_E_INCOMPLETE)
                 return;
             if (rc < 0) {
@@ -191,6 +204,20 @@ void Conn::parse() {
             s.arena_cur = s.arena_pos;
             s.head_start = s.parse_pos;
             s.head_end = s.parse_pos + static_cast<size_t>(rc);
+            if (streams_body(s.head)) {
+                s.phase = kBodyStream; // body_room() may move the head: its views go with it
+                if (!body_room()) {
+                    s.phase = kHead; // parsed again once the buffer can grow
+                    return;
+                }
+                complete(s.head_end, 0, 0);
+                begin_body();
+                return;
+            }
+            if (s.head.body_kind == WEIR_BODY_LENGTH && s.head.content_length > lim.max_body) {
+                refuse(status_for(WEIR_E_BODY_TOO_LARGE), WEIR_CLOSE_BAD_REQUEST, true);
+                return; // (only when bodies may stream: the parser refuses it otherwise)
+            }
             if (s.head.body_kind == WEIR_BODY_LENGTH) {
                 s.phase = kBodyLength;
             } else if (s.head.body_kind == WEIR_BODY_CHUNKED) {
@@ -261,6 +288,8 @@ void Conn::complete(size_t body_off, size_t body_len, uint32_t num_trailers) {
     r.trailers = s.arena + s.arena_cur + h.num_headers;
     r.body = weir_str_t{s.buf + body_off, body_len};
     r.connection_id = id_;
+    r.body_length = body_len;
+    sl.body = kBodyNone;
     sl.x.conn = this;
     sl.x.seq = s.parse_seq;
     sl.x.user = nullptr;
@@ -342,6 +371,7 @@ bool Conn::has_request() const {
 }
 
 void Conn::on_eof() {
+    end_body(-ECONNABORTED); // a body being read can never end now
     if (st_ && !(flags_ & kFinal)) {
         // A partial request can never complete now; complete ones still get answers.
         State &s = *st_;

@@ -37,6 +37,7 @@ void Conn::State::reset() {
     parse_pos = end = 0;
     phase = kHead;
     cont_pending = false;
+    body_wait = cont_done = false;
     // Keep-alive connections come back here after every answer: touch
     // only the slots used since the last reset (sequences start at 0).
     // Slots that kept a buffer from an earlier reset count against the

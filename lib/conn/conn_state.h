@@ -20,7 +20,17 @@ enum SlotState : uint8_t {
     kStreaming, // handed out, its streamed answer begun (conn_stream.cc), not ended
 };
 
-enum Phase : uint8_t { kHead, kBodyLength, kBodyChunked };
+// kBodyStream: the head was handed out with its body to come; nothing
+// after it is parsed until the host has read it (conn_body.cc).
+enum Phase : uint8_t { kHead, kBodyLength, kBodyChunked, kBodyStream };
+
+// A slot's streamed request body.
+enum BodyState : uint8_t {
+    kBodyNone,   // buffered whole, or none: not for weir_body_read
+    kBodyOpen,   // being read
+    kBodyDone,   // read to its end
+    kBodyFailed, // it cannot end (body_error says why)
+};
 
 enum ConnFlag : uint16_t {
     kClosing = 1,    // no more input; close once what is owed is written
@@ -57,6 +67,8 @@ struct ExSlot {
     uint64_t file_off = 0;
     uint32_t answer_reason = 0; // the close reason of a closing answer or an error answer
     int error_status = 0;
+    uint8_t body = kBodyNone; // BodyState
+    int body_error = 0;       // kBodyFailed: what weir_body_read answers
 };
 
 } // namespace conn_detail
@@ -81,6 +93,16 @@ struct Conn::State {
     weir_http1_request head{};
     weir_http1_chunked dec{};
     uint32_t arena_cur = 0; // where the request being read keeps its field views
+
+    // A streamed body (phase kBodyStream; conn_body.cc): whose it is, where
+    // its bytes begin (right after its head, whose views must not move),
+    // its next raw byte, and the bytes a Length body has still to deliver.
+    uint32_t body_seq = 0;
+    size_t body_base = 0, body_pos = 0;
+    uint64_t body_left = 0;
+    bool body_chunked = false;
+    bool cont_done = false; // no 100 Continue owed: sent, bytes came first, or none asked
+    bool body_wait = false; // the host was told -EAGAIN and waits for bytes
 
     // Exchanges, a ring indexed by sequence number.
     conn_detail::ExSlot *slots = nullptr;

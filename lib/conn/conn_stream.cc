@@ -34,11 +34,13 @@ int Conn::stream_start(Exchange *x, int status, const weir_header_t *headers, si
     http1::StreamFraming framing = http1::stream_framing(status, shape.head, r.version_minor, length != UINT64_MAX);
     bool last = x->seq + 1 == s.parse_seq;
     bool delimits = framing == http1::StreamFraming::Close;
-    shape.close = !keep || delimits || (flags & WEIR_RESPOND_CLOSE) || ((flags_ & kClosing) && last);
+    bool cut = body_cut(x); // begun before its body was read: close after it
+    shape.close = !keep || delimits || cut || (flags & WEIR_RESPOND_CLOSE) || ((flags_ & kClosing) && last);
     shape.keep_alive_10 = keep && !delimits && r.version_minor == 0;
-    sl.answer_reason = (!keep || delimits) ? WEIR_CLOSE_NOT_KEEP_ALIVE
-                       : (flags & WEIR_RESPOND_CLOSE) ? WEIR_CLOSE_HANDLER
-                                                      : close_reason_;
+    sl.answer_reason = (!keep || delimits)            ? WEIR_CLOSE_NOT_KEEP_ALIVE
+                       : (flags & WEIR_RESPOND_CLOSE)   ? WEIR_CLOSE_HANDLER
+                       : (cut && !(flags_ & kClosing)) ? WEIR_CLOSE_BODY_UNREAD
+                                                        : close_reason_;
     sl.answer_closes = shape.close;
     sl.framing = framing;
     sl.stream_left = framing == http1::StreamFraming::Length ? length : 0;

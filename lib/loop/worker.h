@@ -96,6 +96,7 @@ struct Slot {
     ImageNode *leaving = nullptr; // detached: handed over once no operation is in flight
     Worker *leaving_to = nullptr;
     uint64_t upgrade_handle = 0;  // answered 101: leaves for the host (worker_upgrade.cc)
+    uint64_t body_handle = 0;     // the host waits for this exchange's body (worker_body.cc)
     sockaddr_storage peer{};
     socklen_t peer_len = 0;
     Conn::Counters folded{};
@@ -136,6 +137,7 @@ int exchange_upgrade(weir_exchange *ex, const weir_header_t *h, size_t nh);
 int exchange_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap, size_t *len);
 int exchange_respond_file(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, int fd,
                           uint64_t off, uint64_t len, uint32_t flags);
+int64_t exchange_body_read(weir_exchange *ex, void *buf, size_t cap);
 const weir_request *exchange_request(weir_exchange *ex);
 int exchange_peer(weir_exchange *ex, sockaddr_storage *ss, socklen_t *len);
 // The worker a live handle belongs to, or null (tests).
@@ -178,6 +180,8 @@ class Worker {
     int upgrade_take(TicketRef &r, int *fd, void *buf, size_t cap, size_t *len);
     int respond_file(TicketRef &r, int status, const weir_header_t *h, size_t nh, int fd, uint64_t off,
                      uint64_t len, uint32_t flags);
+    // A streamed request body (worker_body.cc): the owning thread only.
+    int64_t body_read(TicketRef &r, void *buf, size_t cap);
     // Any thread: whether the caller is the thread that runs the loop now.
     bool owner_thread() const;
     // Owning thread: the exchange a live handle names (tests).
@@ -289,6 +293,7 @@ class Worker {
     bool upgrade_detach(Slot &s);
     void upgrade_deliver(Slot &s, ImageNode *n);
     void hand_back(uint64_t h);
+    void body_hand_back(Slot &s);
     void drop_upgrades();
     void publish_streams(Slot &s);
     bool streams_have_room(Slot &s);

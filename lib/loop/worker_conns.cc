@@ -28,7 +28,8 @@ bool lingering(uint32_t reason) {
 // Closes the server chose after a complete answer: the peer may have sent
 // past the request that asked for the close (pipelined, or a body).
 bool chosen(uint32_t reason) {
-    return reason == WEIR_CLOSE_NOT_KEEP_ALIVE || reason == WEIR_CLOSE_HANDLER || reason == WEIR_CLOSE_HANDLER_TIMEOUT;
+    return reason == WEIR_CLOSE_NOT_KEEP_ALIVE || reason == WEIR_CLOSE_HANDLER || reason == WEIR_CLOSE_HANDLER_TIMEOUT ||
+           reason == WEIR_CLOSE_BODY_UNREAD;
 }
 
 } // namespace
@@ -123,6 +124,7 @@ void Worker::admit(ConnImage &img) {
     s.leaving = nullptr;
     s.leaving_to = nullptr;
     s.upgrade_handle = 0;
+    s.body_handle = 0;
     s.answered = false;
     s.peer = img.peer;
     s.peer_len = img.peer_len;
@@ -196,6 +198,8 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
     let_go(s);
     if (s.upgrade_handle) // answered 101, died before it could leave: the host learns
         upgrade_deliver(s, nullptr);
+    if (s.body_handle)
+        mark_dirty(s); // the host waits for a body that will not come: settle hands it back
     // A zombie kept for exchanges the host still holds: the handler deadline
     // (if any) still frees it.
     if (s.conn().outstanding() > 0)

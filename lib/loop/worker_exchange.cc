@@ -64,6 +64,11 @@ int exchange_respond_file(weir_exchange *ex, int status, const weir_header_t *h,
     return r ? r.worker()->respond_file(r, status, h, nh, fd, off, len, flags) : WEIR_E_STALE;
 }
 
+int64_t exchange_body_read(weir_exchange *ex, void *buf, size_t cap) {
+    TicketRef r(H(ex));
+    return r ? r.worker()->body_read(r, buf, cap) : WEIR_E_STALE;
+}
+
 const weir_request *exchange_request(weir_exchange *ex) {
     TicketRef r(H(ex));
     Exchange *x = r ? r.peek() : nullptr;

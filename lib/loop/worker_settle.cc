@@ -92,6 +92,10 @@ void Worker::settle(Slot &s) {
         // Answers free pipeline room: requests the Conn already holds (it may
         // have read past max_pipeline) are handed out now, before the write,
         // so inline answers to them leave in the same write.
+        // A body handed back first: reading it to its end parses the
+        // requests behind it, which dispatch then hands out.
+        if (s.body_handle)
+            body_hand_back(s); // before the write: an inline answer leaves in it
         dispatch(s);
         if (c.streams()) {
             c.feed_files(engine_.settings().stream_window);
@@ -137,8 +141,11 @@ void Worker::settle(Slot &s) {
     // in another settle now, not never.
     if (s.fd >= 0 && s.conn().streams() && streams_have_room(s))
         mark_dirty(s);
-    if (s.fd < 0)
+    if (s.fd < 0) {
+        if (s.body_handle)
+            body_hand_back(s); // a zombie: the host learns its body is gone
         free_if_spent(s);
+    }
 }
 
 void Worker::retry_reads() {

@@ -26,6 +26,8 @@ int Worker::upgrade(TicketRef &r, const weir_header_t *h, size_t nh) {
     const uint32_t want = WEIR_REQ_UPGRADE | WEIR_REQ_KEEP_ALIVE;
     if (px && (px->req.flags & want) != want)
         return -EINVAL; // the client did not ask for an upgrade (or asked to close)
+    if (px && (px->req.flags & WEIR_REQ_BODY_STREAM))
+        return -EINVAL; // a body to read first, on a connection about to leave: not supported
     bool own = owner_thread();
     Exchange *x = nullptr;
     if (int rc = r.claim(own, &x); rc < 0)

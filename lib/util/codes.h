@@ -63,7 +63,8 @@
     X(WEIR_CLOSE_TRANSPLANT_REFUSED, "transplant_refused")                                                     \
     X(WEIR_CLOSE_BODY_TIMEOUT, "body_timeout")                                                                 \
     X(WEIR_CLOSE_HANDLER_TIMEOUT, "handler_timeout")                                                           \
-    X(WEIR_CLOSE_UPGRADED, "upgraded")
+    X(WEIR_CLOSE_UPGRADED, "upgraded")                                                                         \
+    X(WEIR_CLOSE_BODY_UNREAD, "body_unread")
 
 namespace weir {
 

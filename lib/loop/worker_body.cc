@@ -1,0 +1,54 @@
+// Streamed request bodies (weir_body_read): the host reads a body on the
+// worker's thread as it arrives. A read that finds nothing (-EAGAIN) leaves
+// the exchange with the host, and the loop hands it back once a read would
+// find something (bytes, the end, or the reason there will be none): inline,
+// on_request again; driven, in the next poll batch, as streams are.
+#include <cerrno>
+
+#include "loop/engine.h"
+#include "loop/worker.h"
+
+namespace weir {
+
+int64_t Worker::body_read(TicketRef &r, void *buf, size_t cap) {
+    if (!owner_thread())
+        return WEIR_E_STATE; // the buffer is the loop's: only its thread reads it
+    uint64_t h = r.handle();
+    TicketState st = tickets_.state(h);
+    if (st != TicketState::Local && st != TicketState::Any)
+        return st == TicketState::Free ? WEIR_E_STALE : WEIR_E_STATE; // its answer began
+    Exchange *x = tickets_.live(h);
+    if (!x)
+        return WEIR_E_STALE;
+    Slot &s = *static_cast<Slot *>(x->user);
+    int64_t n = s.conn().body_read(x, buf, cap);
+    if (n == WEIR_E_GONE) {
+        tickets_.retire(h); // consumed (the failure rule): the connection is gone
+        if (x == cur_ex_)
+            cur_answered_ = true;
+    } else if (n == -EAGAIN) {
+        s.body_handle = h;
+        if (x == cur_ex_)
+            cur_deferred_ = true; // it comes back: the handler may return unanswered
+    }
+    s.answered = true; // the host is at work: its deadline starts again
+    mark_dirty(s);     // room to read again, or requests pipelined behind the body
+    return n;
+}
+
+// Settle: the host waits for s's body (it was told -EAGAIN); hand the
+// exchange back once a read would answer something else.
+void Worker::body_hand_back(Slot &s) {
+    uint64_t h = s.body_handle;
+    Exchange *x = tickets_.live(h);
+    if (!x || tickets_.state(h) == TicketState::Stream) {
+        s.body_handle = 0; // answered, or taken back by the deadline
+        return;
+    }
+    if (!s.conn().body_ready(x))
+        return;
+    s.body_handle = 0;
+    hand_back(h);
+}
+
+} // namespace weir
