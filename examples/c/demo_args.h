@@ -32,6 +32,7 @@ typedef struct demo_opts {
     enum demo_app app;
     uint32_t defer_threads; /* deferred mode's answering pool */
     const char *static_dir; /* --static DIR: GET /files/<name> answers from it; NULL: 404 */
+    int stream_body_set;    /* --stream-body-bytes given; else bodies above --max-body stream */
 } demo_opts;
 
 static const char demo_usage[] =
@@ -55,6 +56,9 @@ static const char demo_usage[] =
     "  --app hello|echo         hello: GET / /fast /slow?ms=N /stream?n=N&size=S /files/NAME, POST /echo;\n"
     "                           echo: the parsed request as JSON\n"
     "  --static DIR             GET /files/NAME answers the regular file DIR/NAME (weir_respond_file)\n"
+    "  --stream-body-bytes N    bodies of N bytes or more (and chunked ones, and those expecting\n"
+    "                           100-continue) are read as they arrive: POST /upload takes any size;\n"
+    "                           0 buffers every body (default: --max-body + 1)\n"
     "  --defer-threads N        deferred mode's pool size (default 4)\n"
     "  --accept-batch N         accepts per door per pass; 0 drains the backlog (default 16)\n"
     "  --linger-ms N            pause linger (default 1500)\n"
@@ -245,6 +249,10 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 u32 = &o->cfg.body_timeout_ms;
             else if (!strcmp(f, "--write-timeout-ms"))
                 u32 = &o->cfg.write_timeout_ms;
+            else if (!strcmp(f, "--stream-body-bytes")) {
+                u32 = &o->cfg.stream_body_bytes;
+                o->stream_body_set = 1;
+            }
             else
                 return demo_bad("unknown option", f);
             if (demo_u64(v, UINT32_MAX, &n) != 0)
@@ -264,6 +272,8 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
     if (why)
         return demo_bad("bad --controller", why);
     o->cfg.host = o->host;
+    if (!o->stream_body_set) /* what --max-body allows stays buffered; past it, POST /upload reads it */
+        o->cfg.stream_body_bytes = o->limits.max_body >= UINT32_MAX ? 0 : (uint32_t)o->limits.max_body + 1;
     o->cfg.mode = o->mode == DEMO_DRIVEN ? WEIR_MODE_DRIVEN : WEIR_MODE_INLINE;
     return 0;
 }

@@ -37,6 +37,7 @@
 #include "demo_metrics.h"
 #include "demo_files.h"
 #include "demo_stream.h"
+#include "demo_upload.h"
 #include "demo_ws.h"
 
 #define SHUTDOWN_GRACE_NS (3 * 1000000000LL)
@@ -148,6 +149,16 @@ static void app_hello(weir_exchange *ex, const weir_request *r) {
     } else if (VIEW_IS(r->method, "POST") && VIEW_IS(r->path, "/echo")) {
         weir_respond(ex, 200, k_octets, 1, r->body.ptr, r->body.len, 0);
         return;
+    } else if (VIEW_IS(r->method, "POST") && VIEW_IS(r->path, "/upload")) {
+        /* a body weir buffered (below --stream-body-bytes): the same answer */
+        demo_sha256 sha;
+        char hex[65], msg[96];
+        demo_sha256_init(&sha);
+        demo_sha256_update(&sha, r->body.ptr, r->body.len);
+        demo_sha256_hex(&sha, hex);
+        int n = snprintf(msg, sizeof msg, "%zu %s\n", r->body.len, hex);
+        weir_respond(ex, 200, k_text, 1, msg, (size_t)n, 0);
+        return;
     }
     weir_respond(ex, 404, k_text, 1, not_found, sizeof not_found - 1, 0);
 }
@@ -162,10 +173,26 @@ static void app_echo(weir_exchange *ex, const weir_request *r) {
     demo_buf_free(&b);
 }
 
-/* Any thread that holds ex. weir_respond's result needs no action: GONE means
- * the peer left first, and ex is freed either way. */
+static demo *g_demo; /* for app_any: the app a collected body goes to */
+
+static void app_any(weir_exchange *ex, const weir_request *r) {
+    if (g_demo->o.app == DEMO_APP_ECHO)
+        app_echo(ex, r);
+    else
+        app_hello(ex, r);
+}
+
+/* Any thread that holds ex (a streamed body: the worker's thread, which
+ * on_request and the driven threads are). weir_respond's result needs no
+ * action: GONE means the peer left first, and ex is freed either way. */
 static void answer(demo *d, weir_exchange *ex) {
     const weir_request *r = weir_exchange_request(ex);
+    if (r && demo_body_resume(ex, app_any))
+        return; /* a body handed back: more of it, its end, or its failure */
+    if (r && (r->flags & WEIR_REQ_BODY_STREAM)) {
+        demo_body_begin(ex, r, app_any);
+        return;
+    }
     if (r && demo_stream_resume(ex))
         return; /* a /stream handed back for room, not a request */
     if (!r && demo_ws_take(ex))
@@ -218,8 +245,13 @@ static void *pool_main(void *arg) {
 /* Inline and deferred modes: the worker's thread. */
 static void on_request(void *user, weir_exchange *ex) {
     demo *d = (demo *)user;
+    /* Bodies are read on this thread (weir_body_read's rule), so neither a
+     * streamed request nor, while bodies are open, a handle that may be one
+     * handed back is deferred. */
+    const weir_request *r = weir_exchange_request(ex);
+    int body = r && ((r->flags & WEIR_REQ_BODY_STREAM) || atomic_load(&g_bodies_open) > 0);
     /* A full queue (or a refused defer) is answered here: slower, never lost. */
-    if (d->o.mode == DEMO_DEFERRED && weir_defer(ex) == 0 && defer_push(d, ex))
+    if (d->o.mode == DEMO_DEFERRED && !body && weir_defer(ex) == 0 && defer_push(d, ex))
         return;
     answer(d, ex);
 }
@@ -394,6 +426,8 @@ int main(int argc, char **argv) {
         return rc > 0 ? 0 : 2;
     d.o.cfg.on_request = on_request;
     d.o.cfg.user = &d;
+    g_demo = &d;
+    g_body_max = d.o.limits.max_body;
     pthread_mutex_init(&d.mu, NULL);
     pthread_cond_init(&d.cv, NULL);
     atomic_init(&d.failed, 0);
