@@ -281,6 +281,8 @@ static void test_engine_null_handles(void **state) {
     int ufd;
     size_t ulen;
     assert_int_equal(weir_upgrade_take(NULL, &ufd, NULL, 0, &ulen), -EINVAL);
+    char bb[4];
+    assert_int_equal(weir_body_read(NULL, bb, sizeof bb), -EINVAL);
 
     weir_answer_t answers[2];
     memset(answers, 0, sizeof answers);

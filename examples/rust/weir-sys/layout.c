@@ -34,7 +34,7 @@ int main(void) {
     F(weir_config, read_buffer_size) F(weir_config, max_output_bytes) F(weir_config, max_connections)
     F(weir_config, max_pipeline) F(weir_config, header_timeout_ms) F(weir_config, idle_timeout_ms)
     F(weir_config, write_timeout_ms) F(weir_config, body_timeout_ms) F(weir_config, limits) F(weir_config, log)
-    F(weir_config, log_user) F(weir_config, handler_timeout_ms) F(weir_config, stream_window_bytes)
+    F(weir_config, log_user) F(weir_config, handler_timeout_ms) F(weir_config, stream_window_bytes) F(weir_config, stream_body_bytes)
     F(weir_metrics, size) F(weir_metrics, workers) F(weir_metrics, accepted) F(weir_metrics, accept_batches)
     F(weir_metrics, accept_owed) F(weir_metrics, accept_resource_errors) F(weir_metrics, accept_other_errors)
     F(weir_metrics, handoffs) F(weir_metrics, handoffs_owed) F(weir_metrics, connections_open)
@@ -52,7 +52,7 @@ int main(void) {
     F(weir_request, size) F(weir_request, version_minor) F(weir_request, flags) F(weir_request, num_headers)
     F(weir_request, num_trailers) F(weir_request, reserved_) F(weir_request, method) F(weir_request, target)
     F(weir_request, path) F(weir_request, query) F(weir_request, host) F(weir_request, headers)
-    F(weir_request, trailers) F(weir_request, body) F(weir_request, connection_id)
+    F(weir_request, trailers) F(weir_request, body) F(weir_request, connection_id) F(weir_request, body_length)
     F(weir_answer_t, ex) F(weir_answer_t, status) F(weir_answer_t, flags) F(weir_answer_t, headers)
     F(weir_answer_t, num_headers) F(weir_answer_t, body) F(weir_answer_t, body_len) F(weir_answer_t, result)
     F(weir_answer_t, reserved_)
@@ -68,13 +68,13 @@ int main(void) {
     K(WEIR_E_STATE) K(WEIR_E_GONE) K(WEIR_E_SHUTDOWN) K(WEIR_E_UNAVAILABLE) K(WEIR_E_STALE) K(WEIR_E_LAST)
     K(WEIR_TARGET_ORIGIN) K(WEIR_TARGET_ABSOLUTE) K(WEIR_TARGET_AUTHORITY) K(WEIR_TARGET_ASTERISK)
     K(WEIR_BODY_NONE) K(WEIR_BODY_LENGTH) K(WEIR_BODY_CHUNKED)
-    K(WEIR_REQ_KEEP_ALIVE) K(WEIR_REQ_EXPECT_CONTINUE) K(WEIR_REQ_UPGRADE)
+    K(WEIR_REQ_KEEP_ALIVE) K(WEIR_REQ_EXPECT_CONTINUE) K(WEIR_REQ_UPGRADE) K(WEIR_REQ_BODY_STREAM)
     K(WEIR_BACKEND_EPOLL) K(WEIR_BACKEND_URING) K(WEIR_MODE_INLINE) K(WEIR_MODE_DRIVEN)
     K(WEIR_LOG_ERROR) K(WEIR_LOG_WARN) K(WEIR_LOG_INFO)
     K(WEIR_CLOSE_PEER) K(WEIR_CLOSE_NOT_KEEP_ALIVE) K(WEIR_CLOSE_BAD_REQUEST) K(WEIR_CLOSE_HEADER_TIMEOUT)
     K(WEIR_CLOSE_IDLE_TIMEOUT) K(WEIR_CLOSE_WRITE_TIMEOUT) K(WEIR_CLOSE_OUTPUT_LIMIT) K(WEIR_CLOSE_IO_ERROR)
     K(WEIR_CLOSE_MAX_CONNECTIONS) K(WEIR_CLOSE_SHUTDOWN) K(WEIR_CLOSE_HANDLER) K(WEIR_CLOSE_RESOURCE)
-    K(WEIR_CLOSE_SILENT) K(WEIR_CLOSE_TRANSPLANT_REFUSED) K(WEIR_CLOSE_BODY_TIMEOUT) K(WEIR_CLOSE_HANDLER_TIMEOUT) K(WEIR_CLOSE_UPGRADED) K(WEIR_CLOSE_REASONS) K(WEIR_RESPOND_CLOSE) K(WEIR_LENGTH_UNKNOWN) K(WEIR_TRANSPLANT_END) K(AF_INET) K(AF_INET6)
+    K(WEIR_CLOSE_SILENT) K(WEIR_CLOSE_TRANSPLANT_REFUSED) K(WEIR_CLOSE_BODY_TIMEOUT) K(WEIR_CLOSE_HANDLER_TIMEOUT) K(WEIR_CLOSE_UPGRADED) K(WEIR_CLOSE_BODY_UNREAD) K(WEIR_CLOSE_REASONS) K(WEIR_RESPOND_CLOSE) K(WEIR_LENGTH_UNKNOWN) K(WEIR_TRANSPLANT_END) K(AF_INET) K(AF_INET6)
     printf("];\n");
     return 0;
 }

@@ -89,6 +89,7 @@ pub const WEIR_BODY_CHUNKED: u32 = 2;
 pub const WEIR_REQ_KEEP_ALIVE: u32 = 0x1;
 pub const WEIR_REQ_EXPECT_CONTINUE: u32 = 0x2;
 pub const WEIR_REQ_UPGRADE: u32 = 0x4;
+pub const WEIR_REQ_BODY_STREAM: u32 = 0x8;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -203,6 +204,7 @@ pub struct weir_config {
     pub log_user: *mut c_void,
     pub handler_timeout_ms: u32,
     pub stream_window_bytes: u32,
+    pub stream_body_bytes: u32,
 }
 
 pub const WEIR_CLOSE_PEER: u32 = 0;
@@ -222,6 +224,7 @@ pub const WEIR_CLOSE_TRANSPLANT_REFUSED: u32 = 13;
 pub const WEIR_CLOSE_BODY_TIMEOUT: u32 = 14;
 pub const WEIR_CLOSE_HANDLER_TIMEOUT: u32 = 15;
 pub const WEIR_CLOSE_UPGRADED: u32 = 16;
+pub const WEIR_CLOSE_BODY_UNREAD: u32 = 17;
 pub const WEIR_CLOSE_REASONS: usize = 32;
 
 #[repr(C)]
@@ -292,6 +295,7 @@ pub struct weir_request {
     pub trailers: *const weir_header_t,
     pub body: weir_str_t,
     pub connection_id: u64,
+    pub body_length: u64,
 }
 
 pub const WEIR_RESPOND_CLOSE: u32 = 0x1;
@@ -421,4 +425,5 @@ extern "C" {
         cap: usize,
         len: *mut usize,
     ) -> c_int;
+    pub fn weir_body_read(ex: *mut weir_exchange, buf: *mut c_void, cap: usize) -> i64;
 }

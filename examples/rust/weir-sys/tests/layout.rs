@@ -65,7 +65,7 @@ fn field_offsets_match_the_header() {
         weir_config { size, port, host, backend, workers, mode, accept_batch, on_request, user, backlog,
                       defer_accept, linger_ms, tcp_nodelay, read_buffer_size, max_output_bytes, max_connections,
                       max_pipeline, header_timeout_ms, idle_timeout_ms, write_timeout_ms, body_timeout_ms, limits,
-                      log, log_user, handler_timeout_ms, stream_window_bytes }
+                      log, log_user, handler_timeout_ms, stream_window_bytes, stream_body_bytes }
         weir_metrics { size, workers, accepted, accept_batches, accept_owed, accept_resource_errors,
                        accept_other_errors, handoffs, handoffs_owed, connections_open, requests, responses,
                        parse_errors, continues_sent, bytes_in, bytes_out, loop_passes, closes, pause_lingers,
@@ -76,7 +76,7 @@ fn field_offsets_match_the_header() {
                        transplant_adopted, transplant_refused, transplant_in_flight, transplant_received, close_lingers,
                        close_linger_cuts, uring_sq_full }
         weir_request { size, version_minor, flags, num_headers, num_trailers, reserved_, method, target, path,
-                       query, host, headers, trailers, body, connection_id }
+                       query, host, headers, trailers, body, connection_id, body_length }
         weir_answer_t { ex, status, flags, headers, num_headers, body, body_len, result, reserved_ }
     };
     let c = c::C_FIELDS.iter().map(|&(n, o)| (n.to_string(), o)).collect();
@@ -133,6 +133,7 @@ fn constants_match_the_header() {
         WEIR_REQ_KEEP_ALIVE,
         WEIR_REQ_EXPECT_CONTINUE,
         WEIR_REQ_UPGRADE,
+        WEIR_REQ_BODY_STREAM,
         WEIR_BACKEND_EPOLL,
         WEIR_BACKEND_URING,
         WEIR_MODE_INLINE,
@@ -157,6 +158,7 @@ fn constants_match_the_header() {
         WEIR_CLOSE_BODY_TIMEOUT,
         WEIR_CLOSE_HANDLER_TIMEOUT,
         WEIR_CLOSE_UPGRADED,
+        WEIR_CLOSE_BODY_UNREAD,
         WEIR_CLOSE_REASONS,
         WEIR_RESPOND_CLOSE,
         WEIR_LENGTH_UNKNOWN,
