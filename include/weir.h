@@ -398,6 +398,7 @@ typedef struct weir_config {
                                     head with WEIR_REQ_BODY_STREAM; max_body then
                                     bounds only the bodies weir buffers.
                                     0 = off, every body buffered: 0                  */
+    uint32_t reserved_;         /* zero (no tail padding: the struct grows here)     */
 } weir_config;
 
 /* Sets size and every default listed above (limits NULL: the parser's
@@ -894,23 +895,28 @@ WEIR_API int weir_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap
  *                     body ends or cannot (inline: on_request is called with it
  *                     again, so a handler that got -EAGAIN may return without
  *                     answering; driven: it comes back in a poll batch).
- *   -ETIMEDOUT        no byte of it came for body_timeout_ms;
- *   -ECONNABORTED     the peer closed mid-body, or the engine is shutting
- *                     down; a chunked body's parse error (WEIR_E_BAD_CHUNK and
- *                     the like: weir_http1_status says the status). For these
- *                     three the body is over and ex stays the host's: answer
- *                     it (408, the status, anything); the connection then
- *                     closes.
+ *   -ETIMEDOUT        the host waited and no byte came for body_timeout_ms;
+ *   -ECONNABORTED     the peer closed mid-body, or the connection is closing
+ *                     (engine shutdown);
+ *   a parse error     a malformed chunked body (WEIR_E_BAD_CHUNK and the like;
+ *                     weir_http1_status gives its status; counted in
+ *                     parse_errors), after the data before it was read.
+ *                     For these the body is over, and ex stays the host's:
+ *                     answer it (408, that status, anything); the
+ *                     connection closes after the answer.
  *   WEIR_E_GONE       the connection died (consumed: do not answer).
  *   WEIR_E_STATE      not a streamed body (or its answer began, or the wrong
- *                     thread); WEIR_E_STALE; -EINVAL (NULL buf with cap).
+ *                     thread); WEIR_E_STALE; -EINVAL (NULL, cap 0).
+ * weir_upgrade refuses (-EINVAL) a request whose body streams.
  * The first read of a request that expects 100-continue sends the 100
  * Continue (unless body bytes came already), so a host that answers before
  * reading, 417 for one, refuses the body: the client never sends it. Any
  * answer begun before the body was read to its end (0) closes the connection
  * after it, counted as WEIR_CLOSE_BODY_UNREAD; the rest is discarded. At
- * most read_buffer_size (or the head's size, when larger) of a body waits
- * in weir: a host that stops reading stops the client.
+ * most a read buffer of a body waits in weir (read_buffer_size, grown to
+ * leave 4 KiB plus max_trailer_bytes after a large head): a host that stops
+ * reading stops the client (TCP's window), and body_timeout_ms does not run
+ * while the host, not the client, is the one behind.
  */
 WEIR_API int64_t weir_body_read(weir_exchange *ex, void *buf, size_t cap);
 

@@ -10,6 +10,9 @@
 // accepts at most the next schedule length (1..256 bytes) of output, then
 // says EAGAIN (a lend returned with 0), so output stays queued across reads,
 // answers and moves and must still come out byte for byte.
+// With streaming, bodies of 64 bytes or more (and chunked ones) are handed
+// out at their heads and read with body_read in 97-byte gulps, a round at a
+// time, as they arrive; the whole, split and moved runs of that must agree too.
 // The oracle lives in this header so fuzz/conn.cc (the libFuzzer entry) and
 // tests/unit/conn/test_conn_corpus.cc (which replays fuzz/corpus/conn) share it.
 #pragma once
@@ -31,7 +34,7 @@ namespace conn_fuzz {
 // and, at its next request boundary, detached and adopted by a Conn of
 // another pool with another buffer size, which must change nothing.
 inline std::string run(const uint8_t *data, size_t size, const std::vector<size_t> &cuts, bool reverse,
-                       const char **err, bool moves = false, bool short_writes = false) {
+                       const char **err, bool moves = false, bool short_writes = false, bool streaming = false) {
     weir::ConnSettings s[2];
     for (int i = 0; i < 2; ++i) {
         weir::http1::limits_default(&s[i].limits);
@@ -39,7 +42,14 @@ inline std::string run(const uint8_t *data, size_t size, const std::vector<size_
         s[i].read_buffer_size = i ? 512 : 256;
         s[i].max_pipeline = 4;
         s[i].max_output_bytes = 1 << 20;
+        if (streaming)
+            s[i].stream_body_bytes = 64;
     }
+    struct Reading {
+        weir::Exchange *x;
+        std::string body;
+    };
+    std::vector<Reading> reading; // streamed bodies not yet read to their end
     weir::ConnPool pools[2] = {weir::ConnPool(s[0]), weir::ConnPool(s[1])};
     int side = 0;
     std::unique_ptr<weir::Conn> conn(new weir::Conn(s[0], pools[0], 1));
@@ -68,14 +78,36 @@ inline std::string run(const uint8_t *data, size_t size, const std::vector<size_
             batch.push_back(x);
         if (reverse)
             std::reverse(batch.begin(), batch.end());
-        for (weir::Exchange *x : batch) {
+        auto answer = [&](weir::Exchange *x, const std::string &got) {
             std::string body = std::string(x->req.method.ptr, x->req.method.len) + " " +
-                               std::string(x->req.target.ptr, x->req.target.len) + " " +
-                               std::string(x->req.body.ptr, x->req.body.len);
+                               std::string(x->req.target.ptr, x->req.target.len) + " " + got;
             for (uint32_t i = 0; i < x->req.num_trailers; ++i)
                 body.append(x->req.trailers[i].value.ptr, x->req.trailers[i].value.len);
             if (c.respond(x, 200, nullptr, 0, body.data(), body.size(), 0) != 0)
                 *err = "respond refused a valid answer";
+        };
+        for (weir::Exchange *x : batch) {
+            if (x->req.flags & WEIR_REQ_BODY_STREAM)
+                reading.push_back({x, {}});
+            else
+                answer(x, std::string(x->req.body.ptr, x->req.body.len));
+        }
+        bool progress = false; // a body moved on: the requests behind it may be parsed now
+        for (size_t i = 0; i < reading.size();) {
+            char gulp[97];
+            int64_t n;
+            while ((n = c.body_read(reading[i].x, gulp, sizeof gulp)) > 0)
+                reading[i].body.append(gulp, static_cast<size_t>(n));
+            if (n == -EAGAIN) {
+                ++i;
+                continue;
+            }
+            progress = true;
+            if (n == 0)
+                answer(reading[i].x, reading[i].body);
+            else if (n != WEIR_E_GONE)
+                answer(reading[i].x, "error " + std::to_string(n) + " after " + reading[i].body);
+            reading.erase(reading.begin() + static_cast<long>(i));
         }
         iovec iov[2];
         // The socket's room this round: all of it, or a schedule length.
@@ -109,7 +141,7 @@ inline std::string run(const uint8_t *data, size_t size, const std::vector<size_
             continue; // the adopter parses what waited
         }
         // Done once no more will be read and everything queued is out.
-        if ((c.wants_close() || (off >= size && batch.empty())) && c.output_pending() == 0)
+        if ((c.wants_close() || (off >= size && batch.empty() && !progress)) && c.output_pending() == 0)
             break;
     }
     size_t p;
@@ -146,6 +178,15 @@ inline const char *one(const uint8_t *data, size_t size) {
         return "split schedule changed the output";
     if (whole != moved)
         return "moving the connection changed the output";
+    std::string swhole = run(stream, n, {}, false, &err, false, false, true);
+    std::string ssplit = run(stream, n, cuts, true, &err, false, true, true);
+    std::string smoved = run(stream, n, cuts, false, &err, true, true, true);
+    if (err)
+        return err;
+    if (swhole != ssplit)
+        return "split schedule changed the output of streamed bodies";
+    if (swhole != smoved)
+        return "moving the connection changed the output of streamed bodies";
     return nullptr;
 }
 

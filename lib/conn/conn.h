@@ -53,9 +53,6 @@ struct ConnSettings {
     // Request bodies of at least this many bytes (and chunked ones, and
     // those that expect 100-continue) are streamed (conn_body.cc); 0: none.
     uint32_t stream_body_bytes = 0;
-    // limits, but with no max_body when bodies may stream: which body is
-    // buffered, and so bounded, is decided once the head is parsed.
-    weir_http1_limits head_limits;
 };
 
 // One request and, later, its answer. Lives inside its Conn's pooled state;

@@ -84,7 +84,9 @@ void Conn::begin_body() {
     s.cont_pending = false;
     s.cont_done = s.end > s.head_end || !(r.flags & WEIR_REQ_EXPECT_CONTINUE);
     if (s.body_chunked) {
-        http1::chunked_init(&s.dec, settings_.head_limits); // no max_body: the host reads as it goes
+        weir_http1_limits unbounded = settings_.limits;
+        unbounded.max_body = UINT64_MAX; // the host reads it as it goes: no bound of weir's
+        http1::chunked_init(&s.dec, unbounded);
         // The head's field views and the trailers' to come, side by side.
         s.arena_pos = s.arena_cur + r.num_headers + settings_.limits.max_trailers;
     }

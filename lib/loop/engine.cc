@@ -62,9 +62,6 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
         return -EINVAL;
     e->settings_.stream_window = c.stream_window_bytes;
     e->settings_.stream_body_bytes = c.stream_body_bytes;
-    e->settings_.head_limits = e->settings_.limits;
-    if (c.stream_body_bytes) // a streamed body has no max_body: heads are judged by Conn
-        e->settings_.head_limits.max_body = UINT64_MAX;
     for (uint32_t i = 0; i < n; i++) {
         std::unique_ptr<Port> port;
         int prc = factory(c.backend, &port);

@@ -205,6 +205,7 @@ pub struct weir_config {
     pub handler_timeout_ms: u32,
     pub stream_window_bytes: u32,
     pub stream_body_bytes: u32,
+    pub reserved_: u32,
 }
 
 pub const WEIR_CLOSE_PEER: u32 = 0;
