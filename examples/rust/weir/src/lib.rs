@@ -140,6 +140,32 @@ pub struct Response {
     pub close: bool,
     /// A streamed body (then `body` is not used); see [`Response::streamed`].
     pub pieces: Option<Pieces>,
+    /// Not an answer yet: the request's body is read first; see [`Response::read_body`].
+    pub reader: Option<BodyReader>,
+}
+
+/// What a body reader is given ([`Response::read_body`]).
+pub enum BodyPiece<'a> {
+    /// The next bytes of the decoded body (valid for this call only).
+    Data(&'a [u8]),
+    /// The body is complete.
+    End,
+    /// The body cannot complete: -ETIMEDOUT (it stopped arriving),
+    /// -ECONNABORTED (the peer left or the engine is closing), or a chunked
+    /// body's parse error (`weir_http1_status` names its status).
+    Failed(Error),
+}
+
+type BodyFn = dyn FnMut(BodyPiece<'_>) -> Option<Response> + Send;
+
+/// A request body's reader. Clones share the one closure.
+#[derive(Clone)]
+pub struct BodyReader(Arc<Mutex<Box<BodyFn>>>);
+
+impl fmt::Debug for BodyReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BodyReader(..)")
+    }
 }
 
 /// A body produced in pieces. Clones share the one iterator.
@@ -154,7 +180,20 @@ impl fmt::Debug for Pieces {
 
 impl Response {
     pub fn new(status: u16) -> Self {
-        Response { status, headers: Vec::new(), body: Vec::new(), close: false, pieces: None }
+        Response { status, headers: Vec::new(), body: Vec::new(), close: false, pieces: None, reader: None }
+    }
+    /// Reads the request's body first, as it arrives, and answers with what
+    /// `reader` returns: it is called with each piece, then with `End` (or
+    /// `Failed`), on weir's loop thread (so it must not block), until it
+    /// returns `Some`. `None` after `End` or `Failed` answers 500. Answering
+    /// before `End` refuses the rest of the body (with `Expect:
+    /// 100-continue`, before the client sends it) and closes the connection
+    /// after the answer. Bodies are streamed for requests at or above
+    /// [`Builder::stream_bodies`]; a buffered body is given whole, then `End`.
+    pub fn read_body(reader: impl FnMut(BodyPiece<'_>) -> Option<Response> + Send + 'static) -> Self {
+        let mut r = Response::new(500);
+        r.reader = Some(BodyReader(Arc::new(Mutex::new(Box::new(reader)))));
+        r
     }
     /// A streamed answer: each item of `pieces` is written as it comes (chunked
     /// for HTTP/1.1, delimited by the close for HTTP/1.0). The iterator runs on
@@ -213,6 +252,83 @@ struct Paused {
     pieces: Pieces,
     piece: Vec<u8>,
     off: usize,
+}
+
+// Bodies waiting for more bytes in `reading`: while 0, no handle can be a
+// body handed back.
+static READING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn reading() -> &'static Mutex<HashMap<usize, BodyReader>> {
+    static R: std::sync::OnceLock<Mutex<HashMap<usize, BodyReader>>> = std::sync::OnceLock::new();
+    R.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+// Gives the reader the body's pieces until it answers; a read that finds
+// nothing parks it in `reading` until weir hands the exchange back.
+unsafe fn pump_body(ex: *mut sys::weir_exchange, reader: BodyReader, streamed: bool, whole: &[u8]) {
+    thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; 64 * 1024]));
+    let mut fed_whole = false;
+    loop {
+        let mut data = Vec::new();
+        let n: i64 = if streamed {
+            BUF.with(|b| {
+                let mut b = b.borrow_mut();
+                let n = sys::weir_body_read(ex, b.as_mut_ptr() as *mut c_void, b.len());
+                if n > 0 {
+                    data.extend_from_slice(&b[..n as usize]);
+                }
+                n
+            })
+        } else if !fed_whole && !whole.is_empty() {
+            fed_whole = true;
+            data.extend_from_slice(whole);
+            whole.len() as i64
+        } else {
+            0
+        };
+        if n == EAGAIN as i64 {
+            if let Ok(mut m) = reading().lock() {
+                m.insert(ex as usize, reader);
+                READING.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            return; // handed back (on_request again) when there is more
+        }
+        if n == sys::WEIR_E_GONE as i64 {
+            return; // consumed: the connection is gone
+        }
+        let over = n <= 0;
+        let out = catch_unwind(AssertUnwindSafe(|| {
+            let mut f = reader.0.lock().ok()?;
+            match n {
+                n if n > 0 => f(BodyPiece::Data(&data)),
+                0 => f(BodyPiece::End),
+                e => f(BodyPiece::Failed(Error(e as i32))),
+            }
+        }));
+        match out {
+            Ok(Some(resp)) => {
+                if !answer(ex, &resp) {
+                    respond_500(ex);
+                }
+                return;
+            }
+            Ok(None) if !over => continue,
+            _ => {
+                respond_500(ex);
+                return;
+            }
+        }
+    }
+}
+
+// Answers ex with resp; false when weir left ex ours (-EINVAL, -EMSGSIZE:
+// the failure rule), for a 500 to follow.
+unsafe fn answer(ex: *mut sys::weir_exchange, resp: &Response) -> bool {
+    let rc = match resp.pieces.clone() {
+        Some(pieces) => start_stream(ex, resp, pieces),
+        None => respond(ex, resp),
+    };
+    rc != EINVAL && rc != EMSGSIZE
 }
 
 // How many streams wait in `paused`: while 0, no handle can be a stream
@@ -295,6 +411,15 @@ unsafe extern "C" fn on_request(user: *mut c_void, ex: *mut sys::weir_exchange) 
         }
         return;
     }
+    if READING.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+        let r = reading().lock().ok().and_then(|mut m| m.remove(&(ex as usize)));
+        if let Some(r) = r {
+            // A body weir hands back: more of it, its end, or its failure.
+            READING.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = catch_unwind(AssertUnwindSafe(|| pump_body(ex, r, true, &[])));
+            return;
+        }
+    }
     let answered = catch_unwind(AssertUnwindSafe(|| {
         let handler = &*(user as *const Box<Handler>);
         let raw = sys::weir_exchange_request(ex);
@@ -306,13 +431,14 @@ unsafe extern "C" fn on_request(user: *mut c_void, ex: *mut sys::weir_exchange) 
             Ok(resp) => resp,
             Err(_) => return false,
         };
+        if let Some(reader) = resp.reader.clone() {
+            let streamed = req.raw.flags & sys::WEIR_REQ_BODY_STREAM != 0;
+            pump_body(ex, reader, streamed, req.body());
+            return true; // answered, parked, or given its 500 there
+        }
         // -EINVAL (bad status, a header weir owns) and -EMSGSIZE (larger than
         // max_output_bytes) leave ex ours (the failure rule): a 500 follows.
-        let rc = match resp.pieces.clone() {
-            Some(pieces) => start_stream(ex, &resp, pieces),
-            None => respond(ex, &resp),
-        };
-        rc != EINVAL && rc != EMSGSIZE
+        answer(ex, &resp)
     }));
     if !matches!(answered, Ok(true)) {
         respond_500(ex);
@@ -324,6 +450,7 @@ pub struct Builder {
     addr: SocketAddr,
     workers: u32,
     backend: u32,
+    stream_bodies: u32,
 }
 
 impl Default for Builder {
@@ -332,6 +459,7 @@ impl Default for Builder {
             addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
             workers: 0,
             backend: sys::WEIR_BACKEND_EPOLL,
+            stream_bodies: 0,
         }
     }
 }
@@ -345,6 +473,15 @@ impl Builder {
     /// Event loops (threads); 0 = one per online CPU.
     pub fn workers(mut self, n: u32) -> Self {
         self.workers = n;
+        self
+    }
+    /// Request bodies of at least `bytes` (and chunked ones, and those that
+    /// expect 100-continue) reach a [`Response::read_body`] reader as they
+    /// arrive, of any size; 0 (the default) buffers every body whole, up to
+    /// weir's max_body. A handler that does not return a reader for such a
+    /// request answers without its body (and the connection then closes).
+    pub fn stream_bodies(mut self, bytes: u32) -> Self {
+        self.stream_bodies = bytes;
         self
     }
     /// Use io_uring instead of epoll.
@@ -367,6 +504,7 @@ impl Builder {
         cfg.workers = self.workers;
         cfg.backend = self.backend;
         cfg.mode = sys::WEIR_MODE_INLINE;
+        cfg.stream_body_bytes = self.stream_bodies;
         cfg.on_request = Some(on_request);
         cfg.user = &*handler as *const Box<Handler> as *mut c_void;
         let mut raw = std::ptr::null_mut();

@@ -145,3 +145,46 @@ fn a_streamed_answer_arrives_whole_through_the_window() {
     assert_eq!(body.len(), want.len());
     assert!(body == want, "the pieces arrived out of order");
 }
+
+// A 3 MiB body (weir's max_body is 1 MiB) read as it arrives through
+// Response::read_body, and a small one buffered (stream_bodies(1 MiB)): the
+// reader sees the bytes either way.
+#[test]
+fn read_body_streams_a_body_above_max_body() {
+    use weir::BodyPiece;
+    let engine = Engine::builder()
+        .workers(1)
+        .stream_bodies(1 << 20)
+        .serve(|_req| {
+            let (mut n, mut sum) = (0u64, 0u64);
+            Response::read_body(move |piece| match piece {
+                BodyPiece::Data(d) => {
+                    n += d.len() as u64;
+                    sum = d.iter().fold(sum, |s, &b| s.wrapping_mul(31).wrapping_add(b as u64));
+                    None
+                }
+                BodyPiece::End => Some(Response::text(200, format!("{n} {sum}"))),
+                BodyPiece::Failed(e) => Some(Response::text(400, format!("failed {e}"))),
+            })
+        })
+        .expect("engine");
+    let addr = engine.local_addr().unwrap();
+    for len in [3usize << 20, 1000] {
+        let body: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+        let want_sum = body.iter().fold(0u64, |s, &b| s.wrapping_mul(31).wrapping_add(b as u64));
+        let mut s = TcpStream::connect(addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        write!(s, "POST /up HTTP/1.1\r\nHost: t\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n").unwrap();
+        let mut w = s.try_clone().unwrap();
+        let writer = std::thread::spawn(move || {
+            for c in body.chunks(64 * 1024) {
+                w.write_all(c).unwrap();
+            }
+        });
+        let mut out = String::new();
+        s.read_to_string(&mut out).expect("read the answer");
+        writer.join().unwrap();
+        assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+        assert!(out.ends_with(&format!("\r\n\r\n{len} {want_sum}")), "{out}");
+    }
+}
