@@ -180,6 +180,12 @@ WEIR_EXPORT int weir_stream_end(weir_exchange *ex, const weir_header_t *trailers
     return weir::guard([&] { return weir::exchange_stream_end(ex, trailers, num_trailers); });
 }
 
+WEIR_EXPORT int weir_stream_abort(weir_exchange *ex) {
+    if (!ex)
+        return -EINVAL;
+    return weir::guard([&] { return weir::exchange_stream_abort(ex); });
+}
+
 WEIR_EXPORT int64_t weir_stream_room(weir_exchange *ex) {
     if (!ex)
         return -EINVAL;

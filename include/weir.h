@@ -535,6 +535,8 @@ WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max,
                                         (weir_upgrade_take): not closed by weir       */
 #define WEIR_CLOSE_BODY_UNREAD 17    /* answered before its streamed body was read to the
                                         end: closed after the answer, the rest discarded */
+#define WEIR_CLOSE_ABORTED 18        /* the host cut its streamed answer short
+                                        (weir_stream_abort): closed after what was sent */
 #define WEIR_CLOSE_REASONS 32        /* 0.2 made room: 16 in 0.1 */
 
 /* A static name for a close reason ("peer", "bad_request", ...); "unknown"
@@ -817,6 +819,15 @@ WEIR_API int weir_respond_many(weir_answer_t *answers, size_t n);
  * received every byte first (-EINVAL: not consumed, write the rest).
  * Returns 0 (consumed, answered), the codes above, or WEIR_E_GONE/-ENOMEM.
  *
+ * weir_stream_abort: the stream ends short, for a producer that failed
+ * mid-way: what was written still leaves, then the connection closes
+ * (counted as WEIR_CLOSE_ABORTED), so the client sees a body cut off (a
+ * chunked one without its last chunk, a Length one short; a close-delimited
+ * HTTP/1.0 body cannot show it) and never an answer that looks whole; the
+ * requests after it on that connection are dropped. Returns 0 (consumed),
+ * WEIR_E_STATE (not started), WEIR_E_STALE, or, consuming ex, WEIR_E_GONE and
+ * -ENOMEM (the connection is then aborted at once).
+ *
  * weir_stream_room: bytes a piece may have now without -EAGAIN (0 when the
  * window is full), WEIR_E_STATE (ex is live but its answer was not started
  * as a stream: a new request), WEIR_E_STALE, -EINVAL. Any thread.
@@ -852,6 +863,7 @@ WEIR_API int weir_stream_start(weir_exchange *ex, int status, const weir_header_
 WEIR_API int weir_stream_write(weir_exchange *ex, const void *data, size_t len);
 WEIR_API int weir_stream_end(weir_exchange *ex, const weir_header_t *trailers, size_t num_trailers);
 WEIR_API int64_t weir_stream_room(weir_exchange *ex);
+WEIR_API int weir_stream_abort(weir_exchange *ex);
 
 /*
  * Upgrades (RFC 9110 7.8): weir_upgrade answers ex, a request that asked

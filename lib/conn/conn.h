@@ -165,6 +165,9 @@ class Conn {
     // owed, trailers on a body that is not chunked), -ENOMEM, WEIR_E_GONE
     // (released). On 0 x is answered.
     int stream_end(Exchange *x, const weir_header_t *trailers, size_t num_trailers);
+    // Cuts x's stream short: what it wrote leaves, then the connection
+    // closes (WEIR_CLOSE_ABORTED). 0, -EINVAL (not streaming), WEIR_E_GONE.
+    int stream_abort(Exchange *x);
     // The bytes x's stream holds unsent (its turn: the connection's whole
     // unsent output, an upper bound; before it: what it buffered).
     size_t stream_backlog(const Exchange *x) const;

@@ -169,6 +169,30 @@ bool Conn::feed_files(size_t window) {
     return more;
 }
 
+int Conn::stream_abort(Exchange *x) {
+    bool gone;
+    if (int rc = check_slot(x, &gone); rc < 0 || gone)
+        return gone ? WEIR_E_GONE : rc;
+    State &s = *st_;
+    ExSlot &sl = s.slot(x->seq);
+    if (sl.state != kStreaming || sl.file_fd >= 0)
+        return -EINVAL;
+    s.streams--;
+    s.taken--;
+    if (sl.stream_direct) { // its turn: what it wrote is in the output already
+        sl.state = kFree;
+        s.write_seq++;
+        counters_.responses++;
+        finish(WEIR_CLOSE_ABORTED);
+        return 0;
+    }
+    // Before its turn: its head and pieces go out in order, then the close.
+    sl.state = kAnswered;
+    sl.answer_closes = true;
+    sl.answer_reason = WEIR_CLOSE_ABORTED;
+    return 0;
+}
+
 size_t Conn::stream_backlog(const Exchange *x) const {
     if (!st_)
         return 0;

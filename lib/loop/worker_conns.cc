@@ -29,7 +29,7 @@ bool lingering(uint32_t reason) {
 // past the request that asked for the close (pipelined, or a body).
 bool chosen(uint32_t reason) {
     return reason == WEIR_CLOSE_NOT_KEEP_ALIVE || reason == WEIR_CLOSE_HANDLER || reason == WEIR_CLOSE_HANDLER_TIMEOUT ||
-           reason == WEIR_CLOSE_BODY_UNREAD;
+           reason == WEIR_CLOSE_BODY_UNREAD || reason == WEIR_CLOSE_ABORTED;
 }
 
 } // namespace

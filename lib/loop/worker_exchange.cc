@@ -43,6 +43,11 @@ int exchange_stream_end(weir_exchange *ex, const weir_header_t *tr, size_t nt) {
     return r ? r.worker()->stream_end(r, tr, nt) : WEIR_E_STALE;
 }
 
+int exchange_stream_abort(weir_exchange *ex) {
+    TicketRef r(H(ex));
+    return r ? r.worker()->stream_abort(r) : WEIR_E_STALE;
+}
+
 int64_t exchange_stream_room(weir_exchange *ex) {
     TicketRef r(H(ex));
     return r ? r.worker()->stream_room_now(r) : WEIR_E_STALE;

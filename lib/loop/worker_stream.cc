@@ -173,6 +173,40 @@ int Worker::stream_end(TicketRef &r, const weir_header_t *tr, size_t nt) {
     return 0;
 }
 
+// The stream ends short: what was written leaves, then the connection
+// closes, so the client sees a body cut off (a chunked one without its last
+// chunk, a Length one short), not an answer that looks whole.
+int Worker::stream_abort(TicketRef &r) {
+    Exchange *x = nullptr;
+    if (int rc = r.end_stream(&x); rc < 0)
+        return rc;
+    Ticket &t = r.ticket();
+    Slot &s = *static_cast<Slot *>(x->user);
+    if (owner_thread() && t.nodes.load(std::memory_order_acquire) == 0) {
+        int rc = s.conn().stream_abort(x);
+        tickets_.retire(x->handle);
+        s.answered = true;
+        mark_dirty(s);
+        return rc;
+    }
+    if (finished())
+        return WEIR_E_GONE;
+    if (s.gone.load(std::memory_order_acquire)) {
+        post_drop(x, false);
+        return WEIR_E_GONE;
+    }
+    Answer *a = answer_pool_.make(x, 0, nullptr, 0, nullptr, 0, 0);
+    if (!a) {
+        post_drop(x, true); // the 500 cannot follow a head that left: the connection is aborted
+        return -ENOMEM;
+    }
+    a->kind = AnswerKind::Abort;
+    a->handle = x->handle;
+    t.nodes.fetch_add(1, std::memory_order_relaxed);
+    push_and_wake(answers_, a);
+    return 0;
+}
+
 int64_t Worker::stream_room_now(TicketRef &r) {
     Exchange *x = nullptr;
     if (int rc = r.stream(&x); rc < 0)
@@ -192,7 +226,7 @@ void Worker::apply_stream(Answer *a) {
     // Claimed: the writer has ended the stream and its End follows this
     // piece in the queue; the generation still says it is this stream.
     bool live = t && (st == TicketState::Stream || st == TicketState::Claimed);
-    if (t && a->kind != AnswerKind::End) {
+    if (t && a->kind != AnswerKind::End && a->kind != AnswerKind::Abort) {
         t->nodes.fetch_sub(1, std::memory_order_release);
         t->bytes.fetch_sub(a->body_len, std::memory_order_seq_cst);
     }
@@ -221,12 +255,17 @@ void Worker::apply_stream(Answer *a) {
         }
         tickets_.retire(a->handle);
         break;
+    case AnswerKind::Abort:
+        t->nodes.fetch_sub(1, std::memory_order_release);
+        rc = c.stream_abort(x);
+        tickets_.retire(a->handle);
+        break;
     case AnswerKind::Respond:
     case AnswerKind::File:
     case AnswerKind::Upgrade:
         break; // apply(), apply_file(), apply_upgrade()
     }
-    if (rc < 0 && a->kind != AnswerKind::End)
+    if (rc < 0 && a->kind != AnswerKind::End && a->kind != AnswerKind::Abort)
         tickets_.retire(a->handle); // the stream died with its connection
     s.answered = true;
     mark_dirty(s);

@@ -64,7 +64,8 @@
     X(WEIR_CLOSE_BODY_TIMEOUT, "body_timeout")                                                                 \
     X(WEIR_CLOSE_HANDLER_TIMEOUT, "handler_timeout")                                                           \
     X(WEIR_CLOSE_UPGRADED, "upgraded")                                                                         \
-    X(WEIR_CLOSE_BODY_UNREAD, "body_unread")
+    X(WEIR_CLOSE_BODY_UNREAD, "body_unread")                                                                   \
+    X(WEIR_CLOSE_ABORTED, "aborted")
 
 namespace weir {
 

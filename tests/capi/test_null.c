@@ -276,6 +276,7 @@ static void test_engine_null_handles(void **state) {
     assert_int_equal(weir_stream_write(NULL, "x", 1), -EINVAL);
     assert_int_equal(weir_stream_end(NULL, NULL, 0), -EINVAL);
     assert_int_equal(weir_stream_room(NULL), -EINVAL);
+    assert_int_equal(weir_stream_abort(NULL), -EINVAL);
     assert_int_equal(weir_respond_file(NULL, 200, NULL, 0, 0, 0, 0, 0), -EINVAL);
     assert_int_equal(weir_upgrade(NULL, NULL, 0), -EINVAL);
     int ufd;

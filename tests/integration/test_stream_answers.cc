@@ -2,7 +2,8 @@
 // HTTP/1.0's close-delimited body, the stream window's backpressure with
 // the stream handed back (inline: on_request again; driven: in a poll
 // batch), streams from other threads, request order kept across a stream,
-// and the failure rule's codes for misuse.
+// and the failure rule's codes for misuse; a stream cut short
+// (weir_stream_abort), on its thread and from another, before its turn too.
 //
 // The window's arm: the same slow client with a window as large as the
 // whole answer sees no -EAGAIN: the engine then holds the answer (here 2
@@ -123,6 +124,13 @@ void handler(void *, weir_exchange *ex) {
             g_left[ex] = kPieces;
         }
         pump(ex); // the handler returns with the stream going on
+    } else if (path == "/abort" || path == "/abort-length") {
+        record(weir_stream_abort(ex)); // WEIR_E_STATE: not started
+        uint64_t len = path == "/abort" ? WEIR_LENGTH_UNKNOWN : 100;
+        assert_int_equal(weir_stream_start(ex, 200, nullptr, 0, len, 0), 0);
+        assert_int_equal(weir_stream_write(ex, "partial", 7), 0);
+        record(weir_stream_abort(ex));             // 0
+        record(weir_stream_write(ex, "more", 4));  // WEIR_E_STALE
     } else if (path == "/defer") {
         assert_int_equal(weir_defer(ex), 0);
         std::lock_guard<std::mutex> lk(g_mu);
@@ -377,6 +385,58 @@ void test_stream_gone(void **) {
     assert_int_equal(weir_stream_write(ex, "z", 1), WEIR_E_STALE);
 }
 
+// The client of a cut stream reads what was written and then the close: a
+// chunked body without its last chunk, or a Length body short. The answer
+// pipelined after it is dropped with the connection.
+void test_abort_cuts_the_body(void **) {
+    Server s;
+    assert_int_equal(s.start(cfg(0)), 0);
+    Client c = connect_to(s.port);
+    assert_true(send_all(c, get("/abort") + get("/after")));
+    assert_true(wait_closed(c));
+    assert_true(c.buf.find("Transfer-Encoding: chunked\r\n") != std::string::npos);
+    assert_true(c.buf.find("\r\n7\r\npartial\r\n") != std::string::npos);
+    assert_true(c.buf.find("\r\n0\r\n") == std::string::npos); // no last chunk: the client knows
+    assert_true(c.buf.find("/after") == std::string::npos);
+    Client d = connect_to(s.port);
+    assert_true(send_all(d, get("/abort-length")));
+    assert_true(wait_closed(d));
+    assert_true(d.buf.find("Content-Length: 100\r\n") != std::string::npos);
+    assert_true(d.buf.size() - (d.buf.find("\r\n\r\n") + 4) == 7); // 7 of 100
+    assert_int_equal(s.wait_closes(WEIR_CLOSE_ABORTED, 2), 2);
+    std::lock_guard<std::mutex> lk(g_mu);
+    assert_int_equal(g_rcs.size(), 6);
+    for (int i = 0; i < 6; i += 3) {
+        assert_int_equal(g_rcs[i], WEIR_E_STATE);
+        assert_int_equal(g_rcs[i + 1], 0);
+        assert_int_equal(g_rcs[i + 2], WEIR_E_STALE);
+    }
+}
+
+// From another thread, and before its turn: the first answer (still owed)
+// leaves whole, then the cut stream's head and piece, then the close.
+void test_abort_foreign_before_its_turn(void **) {
+    Server s;
+    assert_int_equal(s.start(cfg(0)), 0);
+    Client c = connect_to(s.port);
+    assert_true(send_all(c, get("/defer") + get("/defer")));
+    weir_exchange *first = parked(0), *second = parked(1);
+    assert_non_null(first);
+    assert_non_null(second);
+    std::thread t([&] {
+        assert_int_equal(weir_stream_start(second, 200, nullptr, 0, WEIR_LENGTH_UNKNOWN, 0), 0);
+        assert_int_equal(weir_stream_write(second, "cut", 3), 0);
+        assert_int_equal(weir_stream_abort(second), 0);
+        assert_int_equal(answer(first, 200, "first"), 0);
+    });
+    t.join();
+    assert_true(wait_closed(c));
+    size_t a = c.buf.find("first"), b = c.buf.find("\r\n3\r\ncut\r\n");
+    assert_true(a != std::string::npos && b != std::string::npos && a < b);
+    assert_true(c.buf.find("\r\n0\r\n") == std::string::npos);
+    assert_int_equal(s.wait_closes(WEIR_CLOSE_ABORTED, 1), 1);
+}
+
 } // namespace
 
 int main() {
@@ -390,6 +450,8 @@ int main() {
         cmocka_unit_test_setup(test_foreign_stream_in_order, reset_state),
         cmocka_unit_test_setup(test_driven_handback, reset_state),
         cmocka_unit_test_setup(test_stream_gone, reset_state),
+        cmocka_unit_test_setup(test_abort_cuts_the_body, reset_state),
+        cmocka_unit_test_setup(test_abort_foreign_before_its_turn, reset_state),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

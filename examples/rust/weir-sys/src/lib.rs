@@ -226,6 +226,7 @@ pub const WEIR_CLOSE_BODY_TIMEOUT: u32 = 14;
 pub const WEIR_CLOSE_HANDLER_TIMEOUT: u32 = 15;
 pub const WEIR_CLOSE_UPGRADED: u32 = 16;
 pub const WEIR_CLOSE_BODY_UNREAD: u32 = 17;
+pub const WEIR_CLOSE_ABORTED: u32 = 18;
 pub const WEIR_CLOSE_REASONS: usize = 32;
 
 #[repr(C)]
@@ -408,6 +409,7 @@ extern "C" {
     pub fn weir_stream_write(ex: *mut weir_exchange, data: *const c_void, len: usize) -> c_int;
     pub fn weir_stream_end(ex: *mut weir_exchange, trailers: *const weir_header_t, num_trailers: usize) -> c_int;
     pub fn weir_stream_room(ex: *mut weir_exchange) -> i64;
+    pub fn weir_stream_abort(ex: *mut weir_exchange) -> c_int;
     pub fn weir_respond_file(
         ex: *mut weir_exchange,
         status: c_int,

@@ -159,6 +159,7 @@ fn constants_match_the_header() {
         WEIR_CLOSE_HANDLER_TIMEOUT,
         WEIR_CLOSE_UPGRADED,
         WEIR_CLOSE_BODY_UNREAD,
+        WEIR_CLOSE_ABORTED,
         WEIR_CLOSE_REASONS,
         WEIR_RESPOND_CLOSE,
         WEIR_LENGTH_UNKNOWN,

@@ -197,8 +197,9 @@ impl Response {
     }
     /// A streamed answer: each item of `pieces` is written as it comes (chunked
     /// for HTTP/1.1, delimited by the close for HTTP/1.0). The iterator runs on
-    /// weir's loop thread, so it must not block; a panic in it ends the body
-    /// early.
+    /// weir's loop thread, so it must not block; a panic in it cuts the body
+    /// short (`weir_stream_abort`: the client sees it end unfinished, then the
+    /// close).
     pub fn streamed(status: u16, pieces: impl Iterator<Item = Vec<u8>> + Send + 'static) -> Self {
         let mut r = Response::new(status);
         r.pieces = Some(Pieces(Arc::new(Mutex::new(Box::new(pieces)))));
@@ -377,8 +378,14 @@ unsafe fn pump(ex: *mut sys::weir_exchange, mut p: Paused) {
                 p.piece = piece;
                 p.off = 0;
             }
-            _ => {
+            Ok(None) => {
                 sys::weir_stream_end(ex, std::ptr::null(), 0);
+                return;
+            }
+            Err(_) => {
+                // A panic mid-body: cut it short, so the client cannot take
+                // what it got for the whole answer.
+                sys::weir_stream_abort(ex);
                 return;
             }
         }
