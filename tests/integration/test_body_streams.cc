@@ -501,12 +501,13 @@ void test_driven(void **) {
     t.join();
     assert_true(done);
     assert_true(handbacks > 1);
-    Response r;
-    std::thread poller([&] {
-        while (weir_worker_poll(w, out, 8, 10) >= 0 && r.status == 0) {
+    std::atomic<bool> got{false};
+    std::thread poller([&] { // the loop runs while the host polls: the answer leaves
+        while (weir_worker_poll(w, out, 8, 10) >= 0 && !got) {
         }
     });
-    r = read_response(c);
+    Response r = read_response(c);
+    got = true;
     poller.join();
     assert_string_equal(r.body.c_str(), expect_upload(body).c_str());
 }
