@@ -40,7 +40,7 @@ start() { # backend ranges
 stop() { kill -TERM $PID; wait $PID 2>/dev/null; PID=; }
 
 declare -A sum
-configs="epoll:1 epoll:0 uring:1 uring:0"
+configs=${CONFIGS:-"epoll:1 epoll:0 uring:1 uring:0"}
 echo "round config cpu_s_per_gib wall_s_per_gib"
 for r in $(seq "$ROUNDS"); do
     for c in $configs; do
