@@ -845,13 +845,16 @@ WEIR_API int weir_respond_many(weir_answer_t *answers, size_t n);
 
 /*
  * Answers ex with length bytes of the regular file fd from offset
- * (Content-Length: length). weir reads through its own dup of fd (made
+ * (Content-Length: length). weir sends through its own dup of fd (made
  * before the call returns: the caller's fd stays the caller's, to close
- * whenever it likes), as the connection drains, within stream_window_bytes:
- * the answer's size is not bounded by max_output_bytes. Both backends read
- * with pread and send what they read (no sendfile yet, docs/api.md §5.3). A
- * read error, or a file that shrank below offset + length, aborts the
- * connection (the head promised the length), counted as WEIR_CLOSE_IO_ERROR.
+ * whenever it likes), as the connection drains: the answer's size is not
+ * bounded by max_output_bytes. The body goes from the file without a copy
+ * through weir's memory (sendfile on epoll, splice through a pipe on
+ * io_uring); a file the kernel will not send so is read with pread into
+ * the output, within stream_window_bytes, from where sending stopped
+ * (docs/api.md §5.3). A read error, or a file that shrank below offset +
+ * length, aborts the connection (the head promised the length), counted as
+ * WEIR_CLOSE_IO_ERROR.
  * Same threads and failure rule as weir_respond; also -EBADF (fd not open)
  * and -EINVAL (not a regular file, or offset + length past its size), each
  * leaving ex as it was, and a negative errno from dup (-EMFILE).

@@ -179,8 +179,10 @@ void Conn::drop_unanswered() {
             s.streams--;
         if (sl.file_fd >= 0) {
             // A file answer is the engine's own: nobody will answer it, so
-            // it is released here, its fd with it.
-            ::close(sl.file_fd);
+            // it is released here, its fd with it (a lent one's when the
+            // lend returns: a kernel operation may still name it).
+            if (sl.file_fd != s.file_lent_fd)
+                ::close(sl.file_fd);
             sl.file_fd = -1;
             s.taken--;
             sl.state = kFree;
@@ -247,7 +249,16 @@ void Conn::on_written(size_t n) {
 size_t Conn::output_pending() const {
     if (!st_ || (flags_ & (kDead | kAbort)))
         return 0;
-    return st_->out.pending();
+    const State &s = *st_;
+    size_t n = s.out.pending();
+    if (s.streams && s.write_seq != s.parse_seq) {
+        // A ranged file answer's body is output too (the write timer, the
+        // settle's write), though it never sits in the queue.
+        const ExSlot &sl = s.slots[s.write_seq % s.nslots];
+        if (sl.state == kStreaming && sl.stream_direct && sl.file_ranged && sl.file_fd >= 0)
+            n += static_cast<size_t>(sl.stream_left);
+    }
+    return n;
 }
 
 bool Conn::peer_sent_more() const { return (flags_ & kMoreInput) || (st_ && st_->end > st_->parse_pos); }

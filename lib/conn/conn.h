@@ -73,6 +73,15 @@ struct Exchange {
     Exchange *next_drop = nullptr;
 };
 
+// A stretch of a file answer's body, in output order after every byte
+// output_iov() gave: the port sends it from the file without copying it
+// (sendfile, splice). The fd is the Conn's and stays open while lent.
+struct FileRange {
+    int fd = -1;
+    uint64_t off = 0;
+    uint64_t len = 0;
+};
+
 // What the loop should arm a timer for.
 enum class ConnWait : uint8_t {
     FirstByte, // connected, no byte yet (header timeout, counted from the start)
@@ -173,14 +182,17 @@ class Conn {
     size_t stream_backlog(const Exchange *x) const;
     // A file answer: x's stream (begun with length bytes) is fed from fd
     // (owned from here, closed at the end or on any failure) from offset.
-    void attach_file(Exchange *x, int fd, uint64_t offset);
-    // Reads file answers into their streams while each holds less than
-    // window / 2 unsent, up to window. A read error or a file shorter than
-    // promised aborts the connection (WEIR_CLOSE_IO_ERROR): the head said
-    // how long the body is. Returns whether one still has more to read.
+    // ranged: its body leaves as file ranges (output_file) for a port that
+    // sends files; otherwise feed_files reads it into the output.
+    void attach_file(Exchange *x, int fd, uint64_t offset, bool ranged);
+    // Reads file answers that are not ranged into their streams while each
+    // holds less than window / 2 unsent, up to window. A read error or a
+    // file shorter than promised aborts the connection (WEIR_CLOSE_IO_ERROR):
+    // the head said how long the body is. Returns whether one still has more
+    // to read.
     bool feed_files(size_t window);
     bool streaming(const Exchange *x) const;
-    bool file_stream(const Exchange *x) const; // fed by feed_files
+    bool file_stream(const Exchange *x) const; // fed by feed_files (not ranged)
     uint32_t streams() const; // streams begun and not ended
     // Calls f(Exchange *) for each exchange whose answer is streaming.
     template <class F> void each_stream(F &&f);
@@ -194,6 +206,17 @@ class Conn {
     size_t output_iov(iovec *iov, size_t max);
     // Returns the lend: n bytes of it were written (0 after an error).
     void on_written(size_t n);
+    // Once every byte before it was written: the next range of the file
+    // answer whose turn it is, lent until on_file_sent(); false when there
+    // is none (bytes to write first, a lend out, no ranged answer).
+    bool output_file(FileRange &r);
+    // Returns the lend: n bytes of it reached the socket. err 0, or why the
+    // port stopped: ENODATA the file ended before the range (it shrank: the
+    // connection aborts, WEIR_CLOSE_IO_ERROR); EINVAL, ENOSYS, EOPNOTSUPP
+    // this file cannot be sent so (the rest is read into the output, as
+    // feed_files does); anything else is a write error (the loop closes).
+    void on_file_sent(size_t n, int err);
+    // Unsent output: bytes, and what the ranged answer whose turn it is owes.
     size_t output_pending() const;
     // The peer sent past what was answered: bytes read and not parsed, or a
     // closing answer that left a body or requests behind.

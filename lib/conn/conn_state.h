@@ -45,6 +45,7 @@ enum ConnFlag : uint16_t {
     kMoreInput = 512, // the closing answer left input behind: the peer sent past it
     kUpgradeWait = 1024, // an Upgrade request waits for its answer: what follows may not be HTTP
     kUpgraded = 2048,    // it was answered 101: the connection leaves at its boundary
+    kLentFile = 4096,    // with kLentOut: the lend is a file range (output_file), not bytes
 };
 
 // Bodies need room for their head too; the head is bounded by the parser limits.
@@ -65,6 +66,9 @@ struct ExSlot {
     // fd and where the next read starts; the stream is fed from it.
     int file_fd = -1;
     uint64_t file_off = 0;
+    // Its body leaves as file ranges the port sends without copying
+    // (output_file); false: read into the output (feed_files, the fallback).
+    bool file_ranged = false;
     uint32_t answer_reason = 0; // the close reason of a closing answer or an error answer
     int error_status = 0;
     uint8_t body = kBodyNone; // BodyState
@@ -123,6 +127,9 @@ struct Conn::State {
     uint32_t arena_pos = 0;
 
     OutQueue out;
+    // The fd of the file range lent to the port (kLentFile): a kernel
+    // operation may name it, so a drop leaves it open until the lend returns.
+    int file_lent_fd = -1;
 
     State(const ConnSettings &c, SegPool &segs) : cfg(c), out(segs) {}
     ~State();

@@ -3,8 +3,6 @@
 // wait in its slot's answer buffer, from its turn on they go straight to the
 // output, and nothing after it leaves before its end. How much may wait is
 // the loop's business (the stream window, worker_stream.cc).
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -57,6 +55,7 @@ int Conn::stream_start(Exchange *x, int status, const weir_header_t *headers, si
     }
     sl.state = kStreaming;
     sl.file_fd = -1;
+    sl.file_ranged = false;
     s.streams++;
     check_output_limit();
     return 0;
@@ -124,51 +123,6 @@ int Conn::stream_end(Exchange *x, const weir_header_t *trailers, size_t num_trai
     return 0;
 }
 
-void Conn::attach_file(Exchange *x, int fd, uint64_t offset) {
-    ExSlot &sl = st_->slot(x->seq);
-    sl.file_fd = fd;
-    sl.file_off = offset;
-}
-
-bool Conn::feed_files(size_t window) {
-    static thread_local char buf[64 * 1024];
-    bool more = false;
-    for (uint32_t i = 0; st_ && st_->streams && i < st_->nslots; i++) {
-        ExSlot &sl = st_->slots[i];
-        if (sl.state != kStreaming || sl.file_fd < 0)
-            continue;
-        Exchange *x = &sl.x;
-        while (sl.stream_left > 0) {
-            size_t backlog = stream_backlog(x);
-            if (backlog >= window / 2 && backlog > 0)
-                break; // the same bound as Worker::streams_have_room's: no settle loops on it
-            size_t want = window - backlog;
-            if (want > sizeof buf)
-                want = sizeof buf;
-            if (want > sl.stream_left)
-                want = static_cast<size_t>(sl.stream_left);
-            ssize_t n = ::pread(sl.file_fd, buf, want, static_cast<off_t>(sl.file_off));
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) { // an error, or the file ended early: the promised length cannot be kept
-                abort(WEIR_CLOSE_IO_ERROR); // drop_unanswered closes the fd and frees the slot
-                return false;
-            }
-            if (stream_write(x, buf, static_cast<size_t>(n)) != 0)
-                return false; // out of memory: aborted, released
-            sl.file_off += static_cast<uint64_t>(n);
-        }
-        if (sl.stream_left == 0) {
-            ::close(sl.file_fd);
-            sl.file_fd = -1;
-            stream_end(x, nullptr, 0);
-            continue; // the state may be gone now; the loop re-checks st_
-        }
-        more = true;
-    }
-    return more;
-}
-
 int Conn::stream_abort(Exchange *x) {
     bool gone;
     if (int rc = check_slot(x, &gone); rc < 0 || gone)
@@ -207,13 +161,6 @@ bool Conn::streaming(const Exchange *x) const {
         return false;
     const ExSlot &sl = st_->slots[x->seq % st_->nslots];
     return &sl.x == x && sl.state == kStreaming;
-}
-
-bool Conn::file_stream(const Exchange *x) const {
-    if (!st_)
-        return false;
-    const ExSlot &sl = st_->slots[x->seq % st_->nslots];
-    return &sl.x == x && sl.state == kStreaming && sl.file_fd >= 0;
 }
 
 uint32_t Conn::streams() const { return st_ ? st_->streams : 0; }

@@ -1,10 +1,12 @@
 // The epoll backend. All logic lives in the worker (lib/loop); this file only
 // does I/O and reports it through the worker's port callbacks, at once: no
-// operation is ever in flight, so Worker::op_begin is never needed.
+// operation is ever in flight, so Worker::op_begin is never needed. A file
+// answer's body goes with sendfile(2) straight from the file.
 #include "epoll/epoll_port.h"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <cerrno>
 #include <new>
 
+#include "loop/hooks.h"
 #include "loop/sock_ops.h"
 #include "loop/worker.h"
 
@@ -23,6 +26,8 @@ constexpr uint64_t kWakeTag = 1;
 constexpr uint64_t kListenerTag = 2;
 constexpr int kMaxEvents = 256;
 constexpr size_t kMaxIov = 64;
+// One sendfile's most: a socket takes far less at once anyway.
+constexpr size_t kFileChunk = size_t{1} << 30;
 constexpr uint32_t kConnEvents = EPOLLIN | EPOLLRDHUP | EPOLLET;
 
 // epoll's part of a slot.
@@ -82,8 +87,15 @@ class EpollPort final : public Port {
         iovec iov[kMaxIov];
         for (;;) {
             size_t k = w_->lend_output(s, iov, kMaxIov);
-            if (k == 0)
-                break;
+            if (k == 0) {
+                // Every byte went: a file answer's body follows them.
+                FileRange r;
+                if (!w_->lend_file(s, r))
+                    break;
+                if (!send_file(s, r))
+                    return;
+                continue;
+            }
             size_t want = 0;
             for (size_t i = 0; i < k; i++)
                 want += iov[i].iov_len;
@@ -165,6 +177,7 @@ class EpollPort final : public Port {
     }
 
     const char *name() const override { return "epoll"; }
+    bool file_ranges() const override { return true; }
 
   private:
     int ctl(int op, int fd, uint32_t events, uint64_t tag) {
@@ -177,6 +190,44 @@ class EpollPort final : public Port {
             return -e;
         }
         return 0;
+    }
+
+    // sendfile(2) of the lent range; whether the socket took all of it.
+    // A short send arms EPOLLOUT as for bytes (a file that shrank reads 0
+    // on the next try: -ENODATA); EINVAL and kin send the answer down the
+    // read path (Worker::file_written).
+    bool send_file(Slot &s, const FileRange &r) {
+        size_t want = r.len < kFileChunk ? static_cast<size_t>(r.len) : kFileChunk;
+        ssize_t n;
+        int e = loop_hooks().file_range_errno.load(std::memory_order_relaxed);
+        if (e) {
+            n = -1; // the fallback's arm (hooks.h): as if the kernel refused the file
+        } else {
+            off_t off = static_cast<off_t>(r.off);
+            do
+                n = ::sendfile(s.fd, r.fd, &off, want);
+            while (n < 0 && errno == EINTR);
+            e = n < 0 ? errno : 0;
+        }
+        if (n < 0) {
+            if (e == EAGAIN || e == EWOULDBLOCK) {
+                w_->file_written(s, 0);
+                arm_out(s);
+            } else {
+                w_->file_written(s, -e);
+            }
+            return false;
+        }
+        if (n == 0) {
+            w_->file_written(s, -ENODATA); // the file ended before the range did
+            return false;
+        }
+        w_->file_written(s, n);
+        if (static_cast<size_t>(n) < want) {
+            arm_out(s);
+            return false;
+        }
+        return true;
     }
 
     void arm_out(Slot &s) {

@@ -23,6 +23,16 @@ struct LoopHooks {
     // tests/reliability/test_poster_destroy.cc can take the node, serve it
     // and destroy the engine inside it.
     std::atomic<int> post_wake_delay_ms{0};
+    // File answers (worker_file.cc). Counted always, read by tests: ranges
+    // a port sent from the file without copying (one relaxed add per
+    // sendfile or splice, each 64 KiB or more unless the answer is smaller),
+    // and answers that fell back to reading (Worker::file_written).
+    std::atomic<uint64_t> file_range_sends{0};
+    std::atomic<uint64_t> file_fallbacks{0};
+    // The fallback's arm: a port's next sends of a file range fail with this
+    // errno instead of reaching the kernel (EINVAL: as a filesystem that
+    // cannot splice), so tests show the answer still arrives, read.
+    std::atomic<int> file_range_errno{0};
 };
 LoopHooks &loop_hooks();
 

@@ -76,8 +76,18 @@ class Port {
     virtual void want_read(Slot &s) = 0;
     // The Conn has output: write it all, as the socket takes it, reporting
     // each completion through Worker::written. A write already under way
-    // picks the new bytes up; the call is then a no-op.
+    // picks the new bytes up; the call is then a no-op. A port that sends
+    // files (file_ranges) asks for the file range that follows the bytes
+    // once they are all written (Worker::lend_file) and sends it from the
+    // file, reporting through Worker::file_written; the range's fd is the
+    // Conn's, open until that report, and the socket must stay open (not
+    // closed, not reused) while an operation may still resolve either.
     virtual void write(Slot &s) = 0;
+    // Whether write() sends file ranges without copying them. A port that
+    // does not keeps file answers on the read path (Conn::feed_files: the
+    // file is read into the output), which is also where an answer goes
+    // whose file the kernel will not send so (file_written's -EINVAL).
+    virtual bool file_ranges() const { return false; }
     // The worker is done with the socket: close it, after a FIN and a
     // bounded drain of what already arrived when drain is set (so the peer
     // reads the last answer instead of a reset). Operations still in flight

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 
+#include "weir.h"
+
 namespace weir {
 
 Take take_for_errno(int e) {
@@ -36,6 +38,10 @@ bool fin_and_drain(int fd, int max_reads, size_t *got) {
             *got += static_cast<size_t>(n);
     }
     return false;
+}
+
+uint32_t close_for_errno(int e) {
+    return (e == ECONNRESET || e == EPIPE || e == ECONNABORTED) ? WEIR_CLOSE_PEER : WEIR_CLOSE_IO_ERROR;
 }
 
 } // namespace weir

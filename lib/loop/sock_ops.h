@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "loop/doors.h"
 #include "loop/port.h"
@@ -23,5 +24,9 @@ Take accept_now(int listen_fd, Accepted &out);
 // Returns whether the peer's FIN (or an error) came too; adds the bytes
 // discarded to *got when given.
 bool fin_and_drain(int fd, int max_reads = 64, size_t *got = nullptr);
+
+// The close reason of a failed read or write: the peer's (a reset, a
+// broken pipe) or an I/O error.
+uint32_t close_for_errno(int e);
 
 } // namespace weir

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <climits>
+#include <cstdlib>
 #include <thread>
 
 #include "loop/engine.h"
@@ -76,7 +77,12 @@ int Worker::init() {
     if (int rc = tickets_.attach(this); rc < 0)
         return rc;
     metrics.backend.store(engine_.cfg().backend, std::memory_order_relaxed);
-    return port_->init(*this);
+    int rc = port_->init(*this);
+    // WEIR_FILE_RANGES=0: file answers read into the output even where the
+    // port sends files (the fallback's figures in docs/benchmarks.md).
+    const char *env = std::getenv("WEIR_FILE_RANGES");
+    file_ranges_ = rc == 0 && port_->file_ranges() && !(env && *env == '0');
+    return rc;
 }
 
 int Worker::open_listener(const sockaddr_storage &addr, socklen_t len, const ListenOptions &opt) {

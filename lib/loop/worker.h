@@ -245,6 +245,17 @@ class Worker {
     size_t lend_output(Slot &s, iovec *iov, size_t max) { return s.conn().output_iov(iov, max); }
     // n >= 0 bytes of the lent output were written; n < 0: -errno.
     void written(Slot &s, ssize_t n);
+    // Once every byte lent_output gave was written: the file range that
+    // follows them (a file answer's body, Port::file_ranges), lent until
+    // file_written(); false when there is none now.
+    bool lend_file(Slot &s, FileRange &r) { return s.conn().output_file(r); }
+    // The lent range comes back: n >= 0 bytes of it reached the socket;
+    // n < 0: -errno: -ENODATA the file ended first (it shrank: the
+    // connection aborts, WEIR_CLOSE_IO_ERROR); -EINVAL, -ENOSYS, -EOPNOTSUPP
+    // the kernel will not send this file so (the rest of the answer is read
+    // into the output, counted in LoopHooks::file_fallbacks); else a write
+    // error, as written()'s.
+    void file_written(Slot &s, ssize_t n);
     // The port posted / completed a kernel operation naming s.
     void op_begin(Slot &s) { s.ops++; }
     void op_end(Slot &s);
@@ -327,6 +338,7 @@ class Worker {
     int64_t now_ms_ = 0;
     uint32_t index_;
     bool inline_ = true;
+    bool file_ranges_ = false; // file answers leave as ranges the port sends (Port::file_ranges)
     uint32_t accept_batch_ = 16;
     uint32_t max_connections_ = 10000;
     uint32_t max_pipeline_ = 64;

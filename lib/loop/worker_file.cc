@@ -1,8 +1,11 @@
 // Answers from a file (weir_respond_file): a Content-Length stream the
-// engine feeds itself, reading the file as the connection drains (pread
-// into the output within the stream window, Conn::feed_files), on both
-// backends alike. weir reads through its own dup of the host's fd, so the
-// host may close its fd as soon as the call returns.
+// engine feeds itself. Where the port sends files (Port::file_ranges:
+// sendfile on epoll, splice on io_uring) the body leaves as file ranges
+// after the head, never copied into the output; elsewhere, or for a file the
+// kernel will not send so, the file is read as the connection drains (pread
+// into the output within the stream window, Conn::feed_files). weir reads
+// through its own dup of the host's fd, so the host may close its fd as soon
+// as the call returns.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +14,8 @@
 
 #include "http1/response.h"
 #include "loop/engine.h"
+#include "loop/hooks.h"
+#include "loop/sock_ops.h"
 #include "loop/worker.h"
 
 namespace weir {
@@ -42,7 +47,7 @@ int Worker::respond_file(TicketRef &r, int status, const weir_header_t *h, size_
     if (own) {
         int rc = s.conn().stream_start(x, status, h, nh, len, flags);
         if (rc == 0)
-            s.conn().attach_file(x, dfd, off);
+            s.conn().attach_file(x, dfd, off, file_ranges_);
         else
             ::close(dfd);
         tickets_.retire(x->handle); // the host's part is over: the rest is the engine's
@@ -80,7 +85,7 @@ void Worker::apply_file(Answer *a) {
     Slot &s = *static_cast<Slot *>(x->user);
     int rc = s.conn().stream_start(x, a->status, a->headers, a->num_headers, a->length, a->flags);
     if (rc == 0)
-        s.conn().attach_file(x, a->file_fd, a->file_off);
+        s.conn().attach_file(x, a->file_fd, a->file_off, file_ranges_);
     else
         ::close(a->file_fd);
     a->file_fd = -1;
@@ -88,6 +93,29 @@ void Worker::apply_file(Answer *a) {
     s.answered = true;
     mark_dirty(s);
     answer_pool_.give(a);
+}
+
+void Worker::file_written(Slot &s, ssize_t n) {
+    Conn &c = s.conn();
+    if (n >= 0) {
+        if (n > 0) {
+            metrics.add(M_BYTES_OUT, static_cast<uint64_t>(n));
+            s.activity = s.progress = true;
+            loop_hooks().file_range_sends.fetch_add(1, std::memory_order_relaxed);
+        }
+        c.on_file_sent(static_cast<size_t>(n), 0);
+    } else if (n == -ENODATA) {
+        c.on_file_sent(0, ENODATA); // aborts: WEIR_CLOSE_IO_ERROR, as the read path's short read
+    } else if (n == -EINVAL || n == -ENOSYS || n == -EOPNOTSUPP) {
+        loop_hooks().file_fallbacks.fetch_add(1, std::memory_order_relaxed);
+        c.on_file_sent(0, static_cast<int>(-n)); // the rest is read (feed_files, at the settle)
+    } else {
+        int e = static_cast<int>(-n);
+        c.on_file_sent(0, e);
+        c.close(close_for_errno(e));
+        s.broken = true;
+    }
+    mark_dirty(s);
 }
 
 } // namespace weir

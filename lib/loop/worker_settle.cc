@@ -9,6 +9,7 @@
 
 #include "loop/engine.h"
 #include "loop/linger.h"
+#include "loop/sock_ops.h"
 #include "loop/worker.h"
 
 namespace weir {
@@ -31,10 +32,6 @@ TimerKind timer_for(ConnWait w) {
     default:
         return TimerKind::None;
     }
-}
-
-uint32_t close_for_errno(int e) {
-    return (e == ECONNRESET || e == EPIPE || e == ECONNABORTED) ? WEIR_CLOSE_PEER : WEIR_CLOSE_IO_ERROR;
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // A connection on io_uring: its multishot recv (bytes land in provided
 // buffers the Conn copies from), its sends (straight from the Conn's output
-// segments, which never move while lent), and its close.
+// segments, which never move while lent; a file answer's body is spliced,
+// uring_splice.cc), and its close.
 //
 // Back-pressure: when the Conn cannot take a buffer's bytes, the rest is
 // parked in that buffer and the recv is cancelled, so one stalled
@@ -239,6 +240,10 @@ void UringPort::write(Slot &s) {
             ctx->next = free_ctx_;
             free_ctx_ = ctx;
         }
+        // Every byte went: a file answer's body follows them (uring_splice.cc).
+        FileRange r;
+        if (splice_ok_ && w_->lend_file(s, r))
+            splice_range(s, r);
         return;
     }
     io_uring_sqe *q = sqe();
@@ -302,6 +307,10 @@ void UringPort::close(Slot &s, bool drain) {
     }
     if (st.send_busy)
         cancel(reinterpret_cast<uint64_t>(&s) | kSend);
+    // A splice still in flight may resolve the socket's fd when it is
+    // issued: the fd is closed after its last CQE, not now.
+    if (splice_close(s, true))
+        return;
     // The kernel's references (the cancelled ops) keep the socket until their
     // CQEs; the slot stays with them (ops). The close itself rides the next
     // enter, so a Connection: close costs no syscall of its own.
@@ -329,6 +338,9 @@ void UringPort::release(Slot &s) {
         cancel(reinterpret_cast<uint64_t>(&s) | kRecv);
         st.recv_cancel = true;
     }
+    // A released connection has written all it owed (Conn::detachable, or a
+    // close with nothing left to send): a splice can only be one cut short.
+    splice_close(s, false);
 }
 
 } // namespace weir

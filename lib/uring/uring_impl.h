@@ -20,7 +20,16 @@
 
 namespace weir {
 
-enum UringKind : uint64_t { kRecv = 0, kSend = 1, kIgnore = 2, kAccept = 3, kWake = 4 };
+enum UringKind : uint64_t {
+    kRecv = 0,
+    kSend = 1,
+    kIgnore = 2,
+    kAccept = 3,
+    kWake = 4,
+    kSpliceIn = 5,  // a file range into the connection's pipe (uring_splice.cc)
+    kSpliceOut = 6, // the pipe's bytes into the socket
+    kPollOut = 7,   // the socket took none of them: wait until it has room
+};
 inline constexpr uint64_t kKindMask = 7;
 inline constexpr size_t kMaxIov = 64;
 
@@ -29,6 +38,23 @@ struct SendCtx {
     msghdr msg;
     iovec iov[kMaxIov];
     SendCtx *next;
+};
+
+// A pipe a file range passes through (file -> pipe -> socket, two linked
+// splices). Taken from the port's pool for a pair and given back when it is
+// empty and nothing names it, so only connections with a splice under way
+// hold one (2 fds).
+struct SplicePipe {
+    int r = -1, w = -1;
+    uint32_t cap = 0;     // its size (1 MiB when the kernel allows: docs/uring.md)
+    uint32_t fill = 0;    // bytes taken from the file, not yet in the socket
+    uint32_t want = 0;    // the pair's length
+    uint8_t pending = 0;  // its operations in flight (splices, the poll)
+    bool pair = false;    // the operations in flight are a pair (in, then out)
+    int in_res = 0, out_res = 0;
+    int close_fd = -1;    // the socket, closed once nothing in flight can resolve it
+    SplicePipe *next_free = nullptr;
+    SplicePipe *prev = nullptr, *next = nullptr; // every pipe of the port (freed with it)
 };
 
 // The port's part of a slot (port_state).
@@ -41,6 +67,7 @@ struct UringSlot {
     bool end_parked;     // the peer's FIN or an error came after the parked bytes
     int end_err;
     SendCtx *ctx;        // the in-flight sendmsg's, if it used one
+    SplicePipe *pipe;    // a file range under way (uring_splice.cc)
 };
 
 // A completion copied out of the CQ to be handled later (unlisten reaps
@@ -83,6 +110,7 @@ class UringPort final : public Port {
     void wait(int timeout_ms) override;
     void wake() override;
     const char *name() const override { return "io_uring"; }
+    bool file_ranges() const override { return splice_ok_; }
 
   private:
     // uring_port.cc
@@ -109,6 +137,14 @@ class UringPort final : public Port {
     bool unpark(Slot &s);
     void rearm_nobufs();
     void eager_read(Slot &s);
+    // uring_splice.cc
+    void splice_range(Slot &s, const FileRange &r);
+    void on_splice(Slot &s, const Cqe &c, uint64_t kind);
+    bool splice_close(Slot &s, bool closing);
+    SplicePipe *take_pipe();
+    void give_pipe(SplicePipe *p);
+    void free_pipes();
+    bool splice_ok_ = false; // IORING_OP_SPLICE on this kernel (probed at init)
 
     Worker *w_ = nullptr;
     io_uring ring_{};
@@ -135,6 +171,9 @@ class UringPort final : public Port {
     std::vector<Parked> parked_;
     std::vector<Slot *> nobufs_;
     SendCtx *free_ctx_ = nullptr;
+    SplicePipe *free_pipes_ = nullptr; // empty pipes kept for the next file range
+    uint32_t pipes_kept_ = 0;
+    SplicePipe *all_pipes_ = nullptr;
     unsigned overflow_seen_ = 0;
     uint64_t inflight_ = 0; // recvs armed and sends in flight, every slot
 };

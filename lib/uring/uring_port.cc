@@ -71,6 +71,7 @@ UringPort::~UringPort() {
         bufs_.forget_ring();
         bufs_.destroy();
     }
+    free_pipes();
     for (Accepted &a : accepted_)
         if (a.fd >= 0)
             ::close(a.fd);
@@ -151,6 +152,12 @@ int UringPort::init(Worker &w) {
         used_ |= WEIR_URING_F_SINGLE_ISSUER | WEIR_URING_F_DEFER_TASKRUN;
     else if (tier_ == WEIR_URING_TIER_COOP)
         used_ |= WEIR_URING_F_COOP_TASKRUN;
+    // File answers are spliced where the kernel has IORING_OP_SPLICE (5.7
+    // on; this backend needs newer), else read into the output.
+    if (io_uring_probe *pr = io_uring_get_probe_ring(&ring_)) {
+        splice_ok_ = io_uring_opcode_supported(pr, IORING_OP_SPLICE);
+        io_uring_free_probe(pr);
+    }
     uint32_t nbuf = uring_hooks().buffers.load();
     rc = bufs_.init(&ring_, kGroup, nbuf ? nbuf : kBuffers, kBufferSize);
     if (rc < 0) {
@@ -318,6 +325,11 @@ void UringPort::handle(const Cqe &c) {
         break;
     case kSend:
         on_send(*s, c);
+        break;
+    case kSpliceIn:
+    case kSpliceOut:
+    case kPollOut:
+        on_splice(*s, c, kind);
         break;
     case kAccept:
         on_accept(c);
