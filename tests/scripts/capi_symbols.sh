@@ -5,8 +5,8 @@
 # libweir.so.<major>; and libweir.a defines every declared function too.
 # capi/weir.map names every function (no pattern in a global: list, which
 # would put a new function silently into an old node), each in one node, and
-# a released node never changes: WEIR_0.1 must equal the frozen
-# tests/capi/weir_0.1.symbols.
+# a released node never changes: each node with a tests/capi/weir_X.Y.symbols
+# (WEIR_0.1, WEIR_0.2) must equal it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${B:-build}
@@ -83,12 +83,19 @@ while read -r _ _ sym; do
     want=$(awk -v n="$name" '$2 == n {print $1}' "$tmp/map")
     [[ -z $want || $ver == "$want" ]] || bad "$name is exported as @$ver, capi/weir.map puts it in $want"
 done <"$tmp/syms"
-# Released nodes are frozen.
-awk '$1 == "WEIR_0.1" {print $2}' "$tmp/map" | sort >"$tmp/node_0.1"
-if ! diff -u tests/capi/weir_0.1.symbols "$tmp/node_0.1" >"$tmp/node.diff"; then
-    bad "node WEIR_0.1 of capi/weir.map differs from the frozen tests/capi/weir_0.1.symbols (a released node never changes; add new functions to the newest node):"
-    sed 's/^/      /' "$tmp/node.diff"
-fi
+# Released nodes are frozen: each tests/capi/weir_X.Y.symbols is its node.
+frozen=
+for f in tests/capi/weir_*.symbols; do
+    v=$(basename "$f" .symbols)
+    v=${v#weir_}
+    frozen+="WEIR_$v "
+    awk -v n="WEIR_$v" '$1 == n {print $2}' "$tmp/map" | sort >"$tmp/node_$v"
+    if ! diff -u "$f" "$tmp/node_$v" >"$tmp/node.diff"; then
+        bad "node WEIR_$v of capi/weir.map differs from the frozen $f (a released node never changes; add new functions to a new node):"
+        sed 's/^/      /' "$tmp/node.diff"
+    fi
+done
+[[ $frozen == *WEIR_0.1* ]] || bad "tests/capi/weir_0.1.symbols is missing"
 
 soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [[ $soname == "libweir.so.$major" ]] || bad "SONAME is '$soname', want libweir.so.$major"
@@ -109,6 +116,6 @@ for kind in E CLOSE; do
 done
 
 if [[ $fail == 0 ]]; then
-    echo "ok    $(wc -l <"$tmp/exported") exported functions == declared == named in capi/weir.map; WEIR_0.1 frozen; SONAME $soname; nodes: $(tr '\n' ' ' <"$tmp/nodes")"
+    echo "ok    $(wc -l <"$tmp/exported") exported functions == declared == named in capi/weir.map; frozen: $frozen; SONAME $soname; nodes: $(tr '\n' ' ' <"$tmp/nodes")"
 fi
 exit $fail
