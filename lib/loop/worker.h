@@ -300,6 +300,7 @@ class Worker {
     void expire_handlers(Slot &s);
     // worker_stream.cc
     int stream_room(Ticket &t, size_t n);
+    int post_foreign(Exchange *x, AnswerKind kind, int status, const weir_header_t *h, size_t nh, Ticket *t);
     void apply_stream(Answer *a);
     void apply_file(Answer *a);
     void apply_upgrade(Answer *a);

@@ -155,22 +155,7 @@ int Worker::stream_end(TicketRef &r, const weir_header_t *tr, size_t nt) {
         mark_dirty(s);
         return rc;
     }
-    if (finished())
-        return WEIR_E_GONE;
-    if (s.gone.load(std::memory_order_acquire)) {
-        post_drop(x, false);
-        return WEIR_E_GONE;
-    }
-    Answer *a = answer_pool_.make(x, 200, tr, nt, nullptr, 0, 0);
-    if (!a) {
-        post_drop(x, true);
-        return -ENOMEM;
-    }
-    a->kind = AnswerKind::End;
-    a->handle = x->handle;
-    t.nodes.fetch_add(1, std::memory_order_relaxed);
-    push_and_wake(answers_, a);
-    return 0;
+    return post_foreign(x, AnswerKind::End, 200, tr, nt, &t);
 }
 
 // The stream ends short: what was written leaves, then the connection
@@ -189,20 +174,31 @@ int Worker::stream_abort(TicketRef &r) {
         mark_dirty(s);
         return rc;
     }
+    return post_foreign(x, AnswerKind::Abort, 0, nullptr, 0, &t); // -ENOMEM: the connection is aborted
+}
+
+// The tail of a call from another thread, as the failure rule has it: the
+// worker finished (GONE), the connection died (GONE, x released by the
+// loop), no memory for the node (-ENOMEM, x released with the connection
+// aborted or a 500), or the node posted (0). t: a stream's ticket, whose
+// nodes keep the owning thread's own pieces queued behind this one.
+int Worker::post_foreign(Exchange *x, AnswerKind kind, int status, const weir_header_t *h, size_t nh, Ticket *t) {
     if (finished())
         return WEIR_E_GONE;
+    Slot &s = *static_cast<Slot *>(x->user);
     if (s.gone.load(std::memory_order_acquire)) {
         post_drop(x, false);
         return WEIR_E_GONE;
     }
-    Answer *a = answer_pool_.make(x, 0, nullptr, 0, nullptr, 0, 0);
+    Answer *a = answer_pool_.make(x, status, h, nh, nullptr, 0, 0);
     if (!a) {
-        post_drop(x, true); // the 500 cannot follow a head that left: the connection is aborted
+        post_drop(x, true);
         return -ENOMEM;
     }
-    a->kind = AnswerKind::Abort;
+    a->kind = kind;
     a->handle = x->handle;
-    t.nodes.fetch_add(1, std::memory_order_relaxed);
+    if (t)
+        t->nodes.fetch_add(1, std::memory_order_relaxed);
     push_and_wake(answers_, a);
     return 0;
 }

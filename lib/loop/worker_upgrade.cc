@@ -46,20 +46,7 @@ int Worker::upgrade(TicketRef &r, const weir_header_t *h, size_t nh) {
         mark_dirty(s);
         return rc;
     }
-    if (finished())
-        return WEIR_E_GONE;
-    if (s.gone.load(std::memory_order_acquire)) {
-        post_drop(x, false);
-        return WEIR_E_GONE;
-    }
-    Answer *a = answer_pool_.make(x, 101, h, nh, nullptr, 0, 0);
-    if (!a) {
-        post_drop(x, true);
-        return -ENOMEM;
-    }
-    a->kind = AnswerKind::Upgrade;
-    push_and_wake(answers_, a);
-    return 0;
+    return post_foreign(x, AnswerKind::Upgrade, 101, h, nh, nullptr);
 }
 
 void Worker::apply_upgrade(Answer *a) {
