@@ -388,6 +388,19 @@ inline const std::vector<StrictClass> &classes() {
                      w.code == WEIR_E_BAD_CONTENT_LENGTH || w.code == WEIR_E_CL_AND_TE) &&
                     (count(l.fields, "transfer-encoding") + count(l.fields, "content-length")) > 0;
          }},
+        {"upgrade-framing",
+         "weir judges an Upgrade request's Transfer-Encoding and Content-Length as any request's (400/501); "
+         "llhttp hands an upgrade over before it looks at them",
+         "RFC 9112 6.1, 6.3 (the framing rules name no exception for an upgrade; RFC 9110 7.8 switches "
+         "protocols only after the request, framed as HTTP/1.1, is read)",
+         [](const std::string &, const Message &w, const Message &l) {
+             return w.verdict == Verdict::Refuse && l.verdict == Verdict::Accept && l.tunnel &&
+                    l.method != "CONNECT" && !w.in_body &&
+                    (w.code == WEIR_E_BAD_TRANSFER_ENCODING || w.code == WEIR_E_UNKNOWN_TRANSFER_CODING ||
+                     w.code == WEIR_E_BAD_CONTENT_LENGTH || w.code == WEIR_E_CL_AND_TE) &&
+                    count(l.fields, "upgrade") > 0 &&
+                    (count(l.fields, "transfer-encoding") + count(l.fields, "content-length")) > 0;
+         }},
         {"connection-close-wins",
          "weir closes an HTTP/1.0 connection whose Connection names both close and keep-alive "
          "(llhttp keeps it: for 1.0 it looks at keep-alive only)",
