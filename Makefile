@@ -264,7 +264,7 @@ fuzz: $(FUZZ_BINS) fuzz-llhttp-note
 
 # A few seconds each, from make test when clang is present.
 fuzz-smoke: $(FUZZ_BINS) fuzz-llhttp-note
-	@scripts/run-fuzz 5 $(FUZZ_BINS)
+	@FUZZ_SEED=1 FUZZ_RUNS=30000 scripts/run-fuzz 5 $(FUZZ_BINS)
 
 bench: bootstrap
 	$(MAKE) all

@@ -500,6 +500,22 @@ inline const std::vector<StrictClass> &classes() {
                  return false;
              return sp_version_explained(in);
          }},
+        {"te-htab-upgrade",
+         "an Upgrade request framed \"Transfer-Encoding: chunked\\t\": llhttp, not taking HTAB as OWS, sees "
+         "no chunked body and hands the upgrade over; weir reads the chunked body (and refuses what is in it, "
+         "or waits for the rest)",
+         "RFC 9112 5 (OWS around field values includes HTAB), RFC 9110 5.6.1",
+         [](const std::string &in, const Message &w, const Message &l) {
+             // weir in the body: refusing what is in it, or waiting for more of it
+             if (!(w.verdict != Verdict::Accept && l.verdict == Verdict::Accept && l.tunnel && w.chunked &&
+                   count(l.fields, "upgrade") > 0))
+                 return false;
+             const std::string sp = htab_to_sp(in);
+             if (sp == in)
+                 return false;
+             Message l2 = llhttp_side(sp.data(), sp.size()), w2 = weir_side(sp.data(), sp.size());
+             return l2.verdict == w2.verdict || classify(sp, w2, l2) != nullptr;
+         }},
         {"trailer-connection",
          "llhttp lets a Connection trailer field close the connection; weir never lets a trailer manage it",
          "RFC 9110 6.5.1 (fields for connection management cannot be trailers), 7.6.1",
