@@ -254,7 +254,7 @@ size_t Conn::output_pending() const {
     if (s.streams && s.write_seq != s.parse_seq) {
         // A ranged file answer's body is output too (the write timer, the
         // settle's write), though it never sits in the queue.
-        const ExSlot &sl = s.slots[s.write_seq % s.nslots];
+        const ExSlot &sl = s.slot(s.write_seq);
         if (sl.state == kStreaming && sl.stream_direct && sl.file_ranged && sl.file_fd >= 0)
             n += static_cast<size_t>(sl.stream_left);
     }

@@ -84,9 +84,7 @@ void Conn::begin_body() {
     s.cont_pending = false;
     s.cont_done = s.end > s.head_end || !(r.flags & WEIR_REQ_EXPECT_CONTINUE);
     if (s.body_chunked) {
-        weir_http1_limits unbounded = settings_.limits;
-        unbounded.max_body = UINT64_MAX; // the host reads it as it goes: no bound of weir's
-        http1::chunked_init(&s.dec, unbounded);
+        http1::chunked_init(&s.dec, s.unbounded); // the host reads it as it goes: no bound of weir's
         // The head's field views and the trailers' to come, side by side.
         s.arena_pos = s.arena_cur + r.num_headers + settings_.limits.max_trailers;
     }
@@ -258,7 +256,7 @@ bool Conn::body_ready(const Exchange *x) const {
     if (!st_ || (flags_ & kDead))
         return true;
     const State &s = *st_;
-    const ExSlot &sl = s.slots[x->seq % s.nslots];
+    const ExSlot &sl = s.slot(x->seq);
     if (&sl.x != x || sl.state != kTaken || sl.body != kBodyOpen)
         return true;
     return s.phase != kBodyStream || s.end > s.body_pos;

@@ -193,16 +193,8 @@ void Conn::parse() {
                 s.arena_pos = 0;
             }
             s.head.size = sizeof s.head;
-            // Bodies that may stream have no max_body: which body is buffered,
-            // and so bounded, is decided once the head is parsed.
-            weir_http1_limits unbounded;
-            const weir_http1_limits *hl = &lim;
-            if (settings_.stream_body_bytes) {
-                unbounded = lim;
-                unbounded.max_body = UINT64_MAX;
-                hl = &unbounded;
-            }
-            int rc = http1::parse_request(s.buf + s.parse_pos, s.end - s.parse_pos, *hl, &s.head,
+            const weir_http1_limits &hl = settings_.stream_body_bytes ? s.unbounded : lim;
+            int rc = http1::parse_request(s.buf + s.parse_pos, s.end - s.parse_pos, hl, &s.head,
                                           s.arena + s.arena_pos, lim.max_headers);
             if (rc == WEIR_E_INCOMPLETE)
                 return;
