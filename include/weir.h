@@ -83,7 +83,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define WEIR_VERSION_MAJOR 0
-#define WEIR_VERSION_MINOR 2
+#define WEIR_VERSION_MINOR 3
 #define WEIR_VERSION_PATCH 0
 #define WEIR_VERSION_HEX ((WEIR_VERSION_MAJOR << 16) | (WEIR_VERSION_MINOR << 8) | WEIR_VERSION_PATCH)
 
@@ -141,6 +141,9 @@ WEIR_API const char *weir_version_string(void);
 #define WEIR_E_STALE (-(WEIR_E_BASE + 44))      /* the exchange handle names no live exchange:
                                                    answered already, timed out, or its engine
                                                    was destroyed; nothing was done            */
+#define WEIR_E_HANDOVER_VERSION (-(WEIR_E_BASE + 45)) /* a handover's other side speaks another
+                                                         protocol or image format; refused, the
+                                                         offering process serves on            */
 #define WEIR_E_LAST (-(WEIR_E_BASE + 63))
 
 /* A static description of rc (any negative errno or weir code; 0 is "success").
@@ -418,6 +421,16 @@ WEIR_API int weir_engine_create(const weir_config *cfg, weir_engine **out);
  * another negative errno. Control thread. */
 WEIR_API int weir_engine_listen(weir_engine *e);
 
+/* Like weir_engine_listen, on listening TCP sockets the host already has
+ * (socket activation, a handover): worker i serves fds[i]; workers past n
+ * serve a dup of fds[i % n] (both wait on one accept queue: nothing needs
+ * SO_REUSEPORT). The engine owns the n fds from then on, even when it fails.
+ * The sockets' options are kept as found (TCP_DEFER_ACCEPT is read back for
+ * the pause linger). Returns 0, -EINVAL (NULL, n 0, more fds than workers, an
+ * fd that is not a listening TCP socket), WEIR_E_STATE (already listening),
+ * or another negative errno. Control thread. (0.3) */
+WEIR_API int weir_engine_listen_fds(weir_engine *e, const int *fds, size_t n);
+
 /* The bound address (after listen). Returns 0, -EINVAL, WEIR_E_STATE. Any thread. */
 WEIR_API int weir_engine_addr(weir_engine *e, struct sockaddr_storage *ss, socklen_t *len);
 
@@ -537,6 +550,8 @@ WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max,
                                         end: closed after the answer, the rest discarded */
 #define WEIR_CLOSE_ABORTED 18        /* the host cut its streamed answer short
                                         (weir_stream_abort): closed after what was sent */
+#define WEIR_CLOSE_HANDOVER 19       /* a hot upgrade's deadline closed it, or a listeners-only
+                                        handover closed it at its request boundary (0.3) */
 #define WEIR_CLOSE_REASONS 32        /* 0.2 made room: 16 in 0.1 */
 
 /* A static name for a close reason ("peer", "bad_request", ...); "unknown"
@@ -940,6 +955,97 @@ WEIR_API int64_t weir_body_read(weir_exchange *ex, void *buf, size_t cap);
  * this handler was given, already deferred or answered, driven mode), or
  * WEIR_E_STALE. */
 WEIR_API int weir_defer(weir_exchange *ex);
+
+/*
+ * Hot upgrade (docs/upgrade.md): a running engine hands its listeners and
+ * then each live connection, at its next request boundary and with the bytes
+ * it already read, to a successor process over a Unix socket (SCM_RIGHTS).
+ * No listener is closed and no connection is reset; in-flight exchanges end
+ * in the old process first. A handover is either side's weir_handover.
+ *
+ * Offer (the running process): weir_handover_offer listens on `path` and
+ * returns at once; a thread of the handle waits for one successor, checks
+ * its version, hands the listeners over and then the connections. When the
+ * engine holds nothing the successor starts accepting and the handover is
+ * DONE: the host shuts its engine down and exits. Until then a failure of
+ * the successor (it refused the version, crashed, hung up) leaves the engine
+ * as it was: what was not acknowledged comes back and is served here, and
+ * the listeners accept again (state FAILED, `error` says why).
+ *
+ * Take over (the successor): weir_handover_take_over connects to `path`
+ * (retrying while nobody listens, up to opt->wait_ms), takes the listeners
+ * (the engine is then listening, as after weir_engine_listen, but accepts
+ * nothing yet) and returns; the host starts the engine as usual. The
+ * handle's thread admits the connections as they come and, at DONE, lets
+ * the engine accept. If the offering process vanishes before DONE, the
+ * engine accepts at once and `lost` says how many connections the old
+ * process still held at its last report.
+ */
+typedef struct weir_handover weir_handover;
+
+#define WEIR_HANDOVER_PROTOCOL 1 /* the wire protocol and image format this library speaks */
+
+#define WEIR_HANDOVER_LISTENERS_ONLY 0x1u /* offer: connections are not handed over but
+                                             closed at their request boundary (counted as
+                                             WEIR_CLOSE_HANDOVER): what nginx, HAProxy and
+                                             Envoy do; for comparison */
+
+typedef struct weir_handover_options {
+    uint32_t size;        /* sizeof(weir_handover_options) */
+    uint32_t flags;       /* WEIR_HANDOVER_* */
+    uint32_t wait_ms;     /* offer: how long to wait for a successor; take over: how
+                             long to retry the connect. 0: 10000 */
+    uint32_t deadline_ms; /* offer: from the successor's READY, how long in-flight
+                             exchanges may take to reach their boundary; what still
+                             holds is closed (WEIR_CLOSE_HANDOVER). 0: 10000 */
+} weir_handover_options;
+
+enum {
+    WEIR_HANDOVER_WAITING = 1, /* offer: no successor yet / take over: connecting      */
+    WEIR_HANDOVER_MOVING = 2,  /* the listeners moved; connections are moving           */
+    WEIR_HANDOVER_DONE = 3,    /* the successor serves everything                      */
+    WEIR_HANDOVER_FAILED = 4,  /* ended before DONE: `error`; the offerer serves on     */
+};
+
+typedef struct weir_handover_stats {
+    uint32_t size;       /* sizeof(weir_handover_stats), set by the caller */
+    uint32_t state;      /* WEIR_HANDOVER_* */
+    int32_t error;       /* what ended a FAILED handover (negative errno, WEIR_E_*) */
+    uint32_t listeners;  /* listening sockets handed over / taken */
+    uint64_t sent;       /* offer: connections the successor acknowledged            */
+    uint64_t returned;   /* offer: taken back after a failure and served here        */
+    uint64_t closed;     /* offer: closed by the deadline or a listeners-only offer  */
+    uint64_t received;   /* take over: connections received                          */
+    uint64_t refused;    /* take over: received and closed (no room, out of memory;
+                            their reasons are in the engine's close counts)         */
+    uint64_t lost;       /* take over: what the old process still held when it
+                            vanished before DONE (its last report)                  */
+    uint64_t moving_ns;  /* from the listeners' move to DONE                         */
+} weir_handover_stats;
+
+/* Returns 0 and *out, or -EINVAL (NULL, bad size, a path too long for a Unix
+ * socket), WEIR_E_STATE (not listening, or a handover or transplant already
+ * running), WEIR_E_SHUTDOWN, -EADDRINUSE (something listens on path), or the
+ * errno of socket/bind/listen. A stale socket file at path is replaced.
+ * Control thread. */
+WEIR_API int weir_handover_offer(weir_engine *e, const char *path, const weir_handover_options *opt,
+                                 weir_handover **out);
+/* e: created, not listening. Blocks until the listeners are taken. Returns 0
+ * and *out, or -EINVAL, WEIR_E_STATE, -ECONNREFUSED/-ENOENT (nobody offered
+ * within wait_ms), WEIR_E_HANDOVER_VERSION (the offerer speaks another
+ * protocol; both sides go on as they were), -EPROTO (a malformed message), or
+ * an errno of the socket; on failure the engine is still created and unused. */
+WEIR_API int weir_handover_take_over(weir_engine *e, const char *path, const weir_handover_options *opt,
+                                     weir_handover **out);
+/* Waits until the handover is DONE (0) or FAILED (its error), or timeout_ns
+ * passes (-ETIMEDOUT; < 0 waits forever). Any thread. */
+WEIR_API int weir_handover_wait(weir_handover *h, int64_t timeout_ns);
+/* Fills *out (out->size set by the caller). Returns 0 or -EINVAL. Any thread. */
+WEIR_API int weir_handover_stats_get(const weir_handover *h, weir_handover_stats *out);
+/* Ends a handover not DONE (the offer is withdrawn, as a failure: everything
+ * stays or comes back here), joins its thread, frees it. Before the engine is
+ * destroyed. NULL is a no-op. Control thread. */
+WEIR_API void weir_handover_free(weir_handover *h);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,9 @@ typedef struct demo_opts {
     uint32_t defer_threads; /* deferred mode's answering pool */
     const char *static_dir; /* --static DIR: GET /files/<name> answers from it; NULL: 404 */
     int stream_body_set;    /* --stream-body-bytes given; else bodies above --max-body stream */
+    const char *upgrade_socket; /* --upgrade-socket PATH: SIGQUIT offers this process there */
+    const char *take_over;      /* --take-over PATH: take the listeners and connections from there */
+    weir_handover_options handover; /* --handover-* */
 } demo_opts;
 
 static const char demo_usage[] =
@@ -65,6 +68,13 @@ static const char demo_usage[] =
     "  --no-defer-accept        do not set TCP_DEFER_ACCEPT on the listeners\n"
     "  --max-request-line N     --max-header-bytes N   --max-headers N   --max-body N\n"
     "  --header-timeout-ms N    --idle-timeout-ms N   --body-timeout-ms N   --write-timeout-ms N\n"
+    "  --upgrade-socket PATH    SIGQUIT hands the listeners and every connection to a successor\n"
+    "                           started with --take-over PATH, then exits (docs/upgrade.md)\n"
+    "  --take-over PATH         take the listeners and connections of the demo offering at PATH\n"
+    "                           instead of listening (--addr is ignored)\n"
+    "  --handover-deadline-ms N in-flight requests' time to reach their boundary (default 10000)\n"
+    "  --handover-wait-ms N     time to wait for a successor / to find an offer (default 10000)\n"
+    "  --handover-listeners-only  hand over the listeners only; connections close (comparison)\n"
     "  --version                print weir's version and exit\n"
     "signals: TERM/INT shut down gracefully; HUP prints metrics; USR1 begins a pause; USR2 resumes\n";
 
@@ -152,6 +162,7 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
     o->app = DEMO_APP_HELLO;
     o->defer_threads = 4;
     o->controller_interval_ms = 1000;
+    o->handover.size = sizeof o->handover;
     ctl_config_defaults(&o->controller_cfg);
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
@@ -165,6 +176,10 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
         }
         if (!strcmp(f, "--no-defer-accept")) {
             o->cfg.defer_accept = 0;
+            continue;
+        }
+        if (!strcmp(f, "--handover-listeners-only")) {
+            o->handover.flags |= WEIR_HANDOVER_LISTENERS_ONLY;
             continue;
         }
         if (!strcmp(f, "--adaptive")) {
@@ -203,6 +218,10 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 o->mode = DEMO_DEFERRED;
             else
                 return demo_bad("bad --mode (want inline, driven or deferred)", v);
+        } else if (!strcmp(f, "--upgrade-socket")) {
+            o->upgrade_socket = v;
+        } else if (!strcmp(f, "--take-over")) {
+            o->take_over = v;
         } else if (!strcmp(f, "--static")) {
             o->static_dir = v;
         } else if (!strcmp(f, "--app")) {
@@ -247,6 +266,10 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 u32 = &o->cfg.idle_timeout_ms;
             else if (!strcmp(f, "--body-timeout-ms"))
                 u32 = &o->cfg.body_timeout_ms;
+            else if (!strcmp(f, "--handover-deadline-ms"))
+                u32 = &o->handover.deadline_ms;
+            else if (!strcmp(f, "--handover-wait-ms"))
+                u32 = &o->handover.wait_ms;
             else if (!strcmp(f, "--write-timeout-ms"))
                 u32 = &o->cfg.write_timeout_ms;
             else if (!strcmp(f, "--stream-body-bytes")) {
@@ -268,6 +291,8 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
         return demo_bad("--adaptive-controller needs --adaptive", "it switches the standby --adaptive starts");
     if (o->controller_tuned && !o->controller)
         return demo_bad("--controller and --controller-interval-ms need --adaptive-controller", "it is off without it");
+    if ((o->upgrade_socket || o->take_over) && o->adaptive)
+        return demo_bad("--adaptive cannot be handed over", "its standby engine would be left behind");
     const char *why = ctl_config_check(&o->controller_cfg);
     if (why)
         return demo_bad("bad --controller", why);

@@ -36,6 +36,7 @@
 #include "demo_json.h"
 #include "demo_metrics.h"
 #include "demo_files.h"
+#include "demo_handover.h"
 #include "demo_stream.h"
 #include "demo_upload.h"
 #include "demo_ws.h"
@@ -59,6 +60,7 @@ struct demo {
     demo_opts o;
     weir_engine *e; /* the active engine */
     adaptive ad;    /* --adaptive: the standby, the switch count, the controller */
+    demo_handover ho; /* --upgrade-socket, --take-over */
 
     /* deferred mode: exchanges handed from the loop to the answering pool */
     pthread_mutex_t mu;
@@ -392,13 +394,19 @@ static int signal_loop(demo *d, int sfd) {
     for (;;) {
         if (atomic_load(&d->failed))
             return 1;
-        /* With --adaptive-controller the wait ends at the next sample. */
-        if (poll(p, 2, adaptive_timeout(&d->ad)) < 0) {
+        /* With --adaptive-controller the wait ends at the next sample; a
+         * handover under way is polled. */
+        int ms = adaptive_timeout(&d->ad), hms = handover_timeout(&d->ho);
+        if (ms < 0 || (hms >= 0 && hms < ms))
+            ms = hms;
+        if (poll(p, 2, ms) < 0) {
             if (errno == EINTR)
                 continue;
             return fail("poll", -errno);
         }
         adaptive_tick(&d->ad, &d->e);
+        if (handover_tick(&d->ho))
+            return 0; /* handed over: shut down (nothing is left) and exit */
         if (!(p[0].revents & POLLIN))
             continue;
         struct signalfd_siginfo si;
@@ -414,6 +422,7 @@ static int signal_loop(demo *d, int sfd) {
             break;
         case SIGUSR1: pause_signal(d->e, 1); break;
         case SIGUSR2: pause_signal(d->e, 0); break;
+        case SIGQUIT: handover_offer(&d->ho, d->e, d->o.upgrade_socket, &d->o.handover); break;
         default: break;
         }
     }
@@ -442,6 +451,7 @@ int main(int argc, char **argv) {
     sigaddset(&set, SIGUSR1);
     sigaddset(&set, SIGUSR2);
     sigaddset(&set, SIGWINCH);
+    sigaddset(&set, SIGQUIT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN); /* stdout may be a pipe whose reader left */
     int sfd = signalfd(-1, &set, SFD_CLOEXEC);
@@ -463,7 +473,13 @@ int main(int argc, char **argv) {
         fail("create", rc);
         goto out;
     }
-    if ((rc = weir_engine_listen(d.e)) < 0) {
+    if (d.o.take_over) {
+        if ((rc = weir_handover_take_over(d.e, d.o.take_over, &d.o.handover, &d.ho.taking)) < 0) {
+            snprintf(what, sizeof what, "take over %s", d.o.take_over);
+            fail(what, rc);
+            goto out;
+        }
+    } else if ((rc = weir_engine_listen(d.e)) < 0) {
         snprintf(what, sizeof what, "listen %s:%u", d.o.host, d.o.cfg.port);
         fail(what, rc);
         goto out;
@@ -480,6 +496,8 @@ int main(int argc, char **argv) {
 
     exit_code = signal_loop(&d, sfd);
 stop:
+    weir_handover_free(d.ho.offer); /* a signal or failure ended us first: withdrawn */
+    weir_handover_free(d.ho.taking);
     if (d.ad.standby) {
         rc = weir_engine_shutdown(d.ad.standby, SHUTDOWN_GRACE_NS);
         if (rc < 0 && rc != -ETIMEDOUT)

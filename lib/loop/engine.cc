@@ -86,6 +86,13 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
 }
 
 Engine::~Engine() {
+    std::vector<std::shared_ptr<Attachment>> att;
+    {
+        std::lock_guard<std::mutex> g(mu_);
+        att = attachments_;
+    }
+    for (auto &a : att)
+        a->stop(); // a handover not ended by its host ends now, the workers still there
     {
         // Targets stop giving refused images back (Worker::refuse): from here
         // on they close them themselves.
@@ -103,6 +110,8 @@ Engine::~Engine() {
     for (auto &w : workers_)
         w->finish_here(); // driven workers whose hosts stopped polling early
     workers_.clear();
+    std::lock_guard<std::mutex> g(mu_);
+    attachments_.clear();
 }
 
 int Engine::listen() {

@@ -22,6 +22,15 @@
 
 namespace weir {
 
+// Something that must live as long as the engine's workers (a handover's
+// thread: the workers post to it, it posts to them). The engine stops each
+// before its workers stop, and frees them after the workers are gone.
+class Attachment {
+  public:
+    virtual ~Attachment() = default;
+    virtual void stop() = 0; // joins its thread; idempotent
+};
+
 class Engine {
   public:
     enum class State { Created, Listening, Started, Stopped };
@@ -44,6 +53,28 @@ class Engine {
     // it goes); connections it held parse on here.
     void end_transplant(Engine *into);
     const std::shared_ptr<Ledger> &ledger() const { return ledger_; }
+    // Hot upgrade (engine_handover.cc, lib/handover/).
+    // weir_engine_listen_fds: the workers serve these listening sockets.
+    int listen_fds(const int *fds, size_t n);
+    // The accept hold: listeners stay open and unheard (worker_hold.cc).
+    void hold_accept(bool on);
+    bool accept_held() const { return accept_held_.load(std::memory_order_acquire); }
+    // The handover's deadline: every worker closes what it still holds.
+    void cut_now();
+    uint64_t cut_gen() const { return cut_gen_.load(std::memory_order_acquire); }
+    // The listeners a handover offers, worker by worker: WEIR_E_STATE unless
+    // every one is open and not pausing.
+    int listener_fds(std::vector<int> &out) const;
+    // One handover at a time, and never with a transplant (either way).
+    bool claim_handover();
+    void release_handover();
+    bool handover_claimed() const { return handover_.load(std::memory_order_acquire); }
+    // Every worker detaches everything to s (nullptr: called off).
+    void sink_to(ImageSink *s);
+    // As of each worker's last pass: the connections still held, and
+    // whether every worker acted on the accept hold.
+    uint64_t holding(bool *all_held) const;
+    void attach(std::shared_ptr<Attachment> a);
     // Lingering closes (reaper.h). Any thread.
     Reaper &reaper() { return reaper_; }
 
@@ -90,6 +121,10 @@ class Engine {
     std::shared_ptr<Ledger> ledger_ = std::make_shared<Ledger>();
     Reaper reaper_;
     std::atomic<Engine *> transplanting_to_{nullptr};
+    std::atomic<bool> accept_held_{false};
+    std::atomic<uint64_t> cut_gen_{0};
+    std::atomic<bool> handover_{false};
+    std::vector<std::shared_ptr<Attachment>> attachments_; // under mu_
     std::atomic<uint32_t> logged_{0};
     std::mutex mu_;
     std::condition_variable cv_; // driven shutdown and pause() wait here

@@ -136,7 +136,7 @@ void Worker::pass(int timeout_ms) {
     now_ms_ = mono_ms();
     metrics.add(M_LOOP_PASSES);
     drain_answers();
-    if (Worker *t = transplant_to_.load(std::memory_order_acquire); t != transplant_seen_) {
+    if (ImageSink *t = transplant_to_.load(std::memory_order_acquire); t != transplant_seen_) {
         transplant_seen_ = t; // a new command: weir_engine_transplant, or its end (nullptr)
         detach_all_to(t);
     }
@@ -146,6 +146,7 @@ void Worker::pass(int timeout_ms) {
         begin_stop();
     flush();
     pause_tick();
+    hold_tick();
     // The batch's connections count their header deadline from their accept,
     // not from the wait's end: a pass that served thousands of events can
     // take tens of ms, which would cut a new client that much short.
@@ -154,6 +155,7 @@ void Worker::pass(int timeout_ms) {
     flush();
     if (stop_begun_)
         stop_tick();
+    publish_holding();
 }
 
 // The one place the wait is bounded: pending work makes it 0, otherwise the
@@ -162,7 +164,8 @@ void Worker::pass(int timeout_ms) {
 // command not yet acted on makes it 0 too.
 int Worker::wait_timeout(int host_timeout_ms) {
     if (dirty_ || retry_ || listen_door_.ready || listen_door_.owed || handoff_door_.ready || handoff_door_.owed ||
-        !answers_.empty() || drops_.load(std::memory_order_relaxed) || ready_head_ < ready_.size() || (!stop_begun_ && engine_.stopping()) || pause_unseen())
+        !answers_.empty() || drops_.load(std::memory_order_relaxed) || ready_head_ < ready_.size() || (!stop_begun_ && engine_.stopping()) || pause_unseen() ||
+        engine_.accept_held() != hold_ || engine_.cut_gen() != cut_seen_)
         return 0;
     int64_t deadline = timers_.next_deadline();
     if (listener_.state == ListenerState::Lingering && linger_deadline_ms_ < deadline)

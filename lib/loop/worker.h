@@ -58,12 +58,32 @@ struct Ledger {
     bool source_alive = true;
 };
 
+struct ImageNode;
+
+// Where a worker's detached connections go: another worker (a transplant),
+// or a hot upgrade's sender, which takes them out of the process
+// (lib/handover/). Any thread calls post_image.
+class ImageSink {
+  public:
+    virtual void post_image(ImageNode *n) = 0;
+    // A worker: the image is a transplant's (its ledger counts it).
+    virtual bool transplant_target() const { return true; }
+    // A listeners-only handover: a connection closes at its request
+    // boundary (WEIR_CLOSE_HANDOVER) instead of leaving.
+    virtual bool closes_at_boundary() const { return false; }
+
+  protected:
+    ~ImageSink() = default;
+};
+
 // A connection image on its way to a worker's hand-off door.
 struct ImageNode : MpscNode {
     ConnImage img;
     std::shared_ptr<Ledger> ledger; // a transplant's image; null for a sibling's hand-off
-    Worker *from = nullptr;         // a transplant's source worker: where a refusal goes
+    Worker *from = nullptr;         // where it was detached: where a refusal or a return goes
     bool refused = false;           // given back by the target: the source closes it
+    uint32_t close_reason = 0;      // given back to be closed, counted so (a handover's)
+    uint64_t seq = 0;               // a handover's sequence number
 };
 
 // One connection's place in its worker. Slots live in fixed chunks so their
@@ -94,7 +114,7 @@ struct Slot {
     Slot *live_next = nullptr;
     Slot *next_free = nullptr;
     ImageNode *leaving = nullptr; // detached: handed over once no operation is in flight
-    Worker *leaving_to = nullptr;
+    ImageSink *leaving_to = nullptr;
     uint64_t upgrade_handle = 0;  // answered 101: leaves for the host (worker_upgrade.cc)
     uint64_t body_handle = 0;     // the host waits for this exchange's body (worker_body.cc)
     sockaddr_storage peer{};
@@ -144,7 +164,7 @@ int exchange_peer(weir_exchange *ex, sockaddr_storage *ss, socklen_t *len);
 // The worker a live handle belongs to, or null (tests).
 Worker *exchange_worker(weir_exchange *ex);
 
-class Worker {
+class Worker final : public ImageSink {
   public:
     Worker(Engine &engine, uint32_t index, std::unique_ptr<Port> port);
     ~Worker();
@@ -154,6 +174,8 @@ class Worker {
     // Control thread, before the loop runs.
     int init();
     int open_listener(const sockaddr_storage &addr, socklen_t len, const ListenOptions &opt);
+    // A listening socket the host gave (weir_engine_listen_fds): owned from now.
+    int adopt_listener(int fd);
     void drop_listener();
 
     // The inline thread's body: passes until the worker finishes.
@@ -191,17 +213,23 @@ class Worker {
 
     // Moving connections (DESIGN.md §6). Any thread: an image joins the
     // hand-off door and is admitted like an accepted connection.
-    void post_image(ImageNode *n);
+    void post_image(ImageNode *n) override;
     // Owning thread: every open connection is held and, at its next request
     // boundary, detached and posted to `to` (another worker of this or another
-    // engine, any backend). nullptr calls it off: held connections parse on.
-    void detach_all_to(Worker *to);
+    // engine, any backend, or a handover's sender). nullptr calls it off:
+    // held connections parse on.
+    void detach_all_to(ImageSink *to);
     // Any thread: the engine's transplant asks this worker to detach
     // everything to `to` (acted on in its next pass); nullptr ends it.
-    void transplant_to(Worker *to) {
+    void transplant_to(ImageSink *to) {
         transplant_to_.store(to, std::memory_order_release);
         wake();
     }
+    // Any thread: what a handover's sender reads (worker_hold.cc). As of
+    // this worker's last pass: whether it acted on the engine's accept hold,
+    // and how many connections it still held (open or on their way out).
+    bool hold_seen() const { return pub_hold_.load(std::memory_order_acquire); }
+    uint64_t holding() const { return pub_holding_.load(std::memory_order_acquire); }
 
     // Any thread: makes the loop's wait return.
     void wake();
@@ -216,6 +244,7 @@ class Worker {
     Port &port() { return *port_; }
     // Any thread: the listener's state as the worker last published it.
     ListenerState listener_state() const { return pub_state_.load(std::memory_order_acquire); }
+    int listener_fd() const { return pub_fd_.load(std::memory_order_acquire); } // with the state
 
     WorkerMetrics metrics;
 
@@ -284,7 +313,7 @@ class Worker {
     void unlink_live(Slot &s);
     void let_go(Slot &s);
     bool detach(Slot &s);
-    void leave(Slot &s, ImageNode *n, Worker *to);
+    void leave(Slot &s, ImageNode *n, ImageSink *to);
     void hand_over(Slot &s);
     void fold(Slot &s);
     Slot *alloc_slot();
@@ -325,6 +354,10 @@ class Worker {
     void stop_tick();
     void finished_now();
 
+    // ---- a handover's accept hold and deadline (worker_hold.cc)
+    void hold_tick();
+    void publish_holding();
+
     // ---- the pause linger (worker_pause.cc, DESIGN.md §5)
     bool pause_unseen() const;
     void pause_tick(); // in the pass, before the doors
@@ -356,9 +389,17 @@ class Worker {
     Slot *dirty_tail_ = nullptr;
     Slot *settling_ = nullptr; // what settle() works on: its own callbacks need no re-settle
     Slot *retry_ = nullptr;
-    Worker *detach_to_ = nullptr;
-    std::atomic<Worker *> transplant_to_{nullptr};
-    Worker *transplant_seen_ = nullptr; // the command last acted on
+    ImageSink *detach_to_ = nullptr;
+    std::atomic<ImageSink *> transplant_to_{nullptr};
+    ImageSink *transplant_seen_ = nullptr; // the command last acted on
+    uint64_t leaving_count_ = 0;            // slots whose image waits for its operations
+
+    // A handover (worker_hold.cc): the accept hold acted on, the deadline
+    // cut last acted on, and what the sender reads.
+    bool hold_ = false;
+    uint64_t cut_seen_ = 0;
+    std::atomic<bool> pub_hold_{false};
+    std::atomic<uint64_t> pub_holding_{0};
 
     Timers timers_;
     Listener listener_;
@@ -403,6 +444,7 @@ class Worker {
     bool listener_deferred_ = false;
     bool defer_cleared_ = false;
     std::atomic<ListenerState> pub_state_{ListenerState::None};
+    std::atomic<int> pub_fd_{-1};
 
     bool stop_begun_ = false;
     bool forced_ = false;

@@ -29,7 +29,7 @@ bool lingering(uint32_t reason) {
 // past the request that asked for the close (pipelined, or a body).
 bool chosen(uint32_t reason) {
     return reason == WEIR_CLOSE_NOT_KEEP_ALIVE || reason == WEIR_CLOSE_HANDLER || reason == WEIR_CLOSE_HANDLER_TIMEOUT ||
-           reason == WEIR_CLOSE_BODY_UNREAD || reason == WEIR_CLOSE_ABORTED;
+           reason == WEIR_CLOSE_BODY_UNREAD || reason == WEIR_CLOSE_ABORTED || reason == WEIR_CLOSE_HANDOVER;
 }
 
 } // namespace
@@ -247,7 +247,7 @@ void Worker::post_image(ImageNode *n) {
     push_and_wake(handoffs_, n);
 }
 
-void Worker::detach_all_to(Worker *to) {
+void Worker::detach_all_to(ImageSink *to) {
     detach_to_ = to;
     for (Slot *s = live_; s; s = s->live_next) {
         if (to)
@@ -261,6 +261,12 @@ void Worker::detach_all_to(Worker *to) {
 // At a request boundary: the Conn becomes an image, the port lets go of the
 // fd, and the image leaves once no operation names the slot.
 bool Worker::detach(Slot &s) {
+    if (detach_to_->closes_at_boundary()) { // a listeners-only handover: what others do
+        Conn &c = s.conn();
+        c.close(WEIR_CLOSE_HANDOVER);
+        close_conn(s, WEIR_CLOSE_HANDOVER);
+        return true;
+    }
     auto *n = new (std::nothrow) ImageNode;
     if (!n)
         return false; // tried again at the next settle
@@ -268,9 +274,11 @@ bool Worker::detach(Slot &s) {
         delete n;
         return false;
     }
-    if (transplant_seen_ == detach_to_) { // a transplant's move, not a bare detach_all_to
-        n->ledger = engine_.ledger(); // the target counts it adopted or refused
-        n->from = this;               // and gives it back here if it refuses
+    n->from = this; // a refusal or a handover's return comes back here
+    // A transplant's move (not a bare detach_all_to, not a handover): the
+    // target counts it adopted or refused.
+    if (transplant_seen_ == detach_to_ && detach_to_->transplant_target()) {
+        n->ledger = engine_.ledger();
         metrics.add(M_TRANSPLANT_DETACHED);
     }
     leave(s, n, detach_to_);
@@ -280,7 +288,7 @@ bool Worker::detach(Slot &s) {
 // A Conn lifted into n's image leaves its slot: n takes the socket, and is
 // handed over (to `to`, or to the host for an upgrade: nullptr) once no
 // operation names the slot.
-void Worker::leave(Slot &s, ImageNode *n, Worker *to) {
+void Worker::leave(Slot &s, ImageNode *n, ImageSink *to) {
     n->img.fd = s.fd;
     n->img.peer = s.peer;
     n->img.peer_len = s.peer_len;
@@ -288,6 +296,7 @@ void Worker::leave(Slot &s, ImageNode *n, Worker *to) {
     fold(s);
     s.leaving = n; // before the release: bytes the port still holds join the image
     s.leaving_to = to;
+    leaving_count_++;
     port_->release(s);
     let_go(s);
 }
@@ -313,6 +322,7 @@ void Worker::input_late(Slot &s, const char *p, size_t n) {
 void Worker::hand_over(Slot &s) {
     ImageNode *n = s.leaving;
     s.leaving = nullptr;
+    leaving_count_--;
     if (s.upgrade_handle) { // the host's, not another worker's
         upgrade_deliver(s, n);
         return;

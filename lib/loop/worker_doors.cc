@@ -15,7 +15,7 @@
 namespace weir {
 
 void Worker::run_doors() {
-    if (listener_.state == ListenerState::Active || listener_.state == ListenerState::Lingering) {
+    if (!hold_ && (listener_.state == ListenerState::Active || listener_.state == ListenerState::Lingering)) {
         BatchResult r = run_batch(listen_door_, accept_batch_, now_ms_, retry_ms_, [this] { return accept_one(accept_batch_ == 0); });
         if (r.ran) {
             metrics.add(M_ACCEPT_BATCHES);
@@ -94,6 +94,11 @@ Take Worker::admit_handoff() {
         return Take::Empty;
     auto *n = static_cast<ImageNode *>(handoff_local_);
     handoff_local_ = n->next;
+    if (n->close_reason) { // a handover's, given back to be closed where it is counted
+        metrics.close(n->close_reason);
+        drop_image(n);
+        return Take::Took;
+    }
     if (n->refused || (n->ledger && engine_.stopping())) {
         refuse(n, WEIR_CLOSE_SHUTDOWN); // ours given back, or a transplant's that came too late
         return Take::Took;

@@ -42,6 +42,7 @@ void sleep_ms(int ms) {
 
 void Worker::set_listener_state(ListenerState s) {
     listener_.state = s;
+    pub_fd_.store(listener_.fd, std::memory_order_release);
     pub_state_.store(s, std::memory_order_release);
 }
 

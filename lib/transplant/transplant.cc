@@ -21,6 +21,8 @@ int Engine::transplant(Engine *to) {
         return WEIR_E_STATE;
     if (to->cfg_.mode == WEIR_MODE_INLINE && to->state_ != State::Started)
         return WEIR_E_STATE;
+    if (handover_claimed() || to->handover_claimed())
+        return WEIR_E_STATE; // a hot upgrade moves these connections elsewhere
     Engine *expected = nullptr;
     if (!transplanting_to_.compare_exchange_strong(expected, to))
         return expected == to ? 0 : WEIR_E_STATE; // again to the same target: nothing new

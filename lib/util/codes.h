@@ -44,7 +44,8 @@
     X(WEIR_E_GONE, 0, "the exchange's connection is gone")                                                     \
     X(WEIR_E_SHUTDOWN, 0, "engine is shutting down")                                                           \
     X(WEIR_E_UNAVAILABLE, 0, "backend not available on this kernel")                                          \
-    X(WEIR_E_STALE, 0, "the exchange handle is stale: answered, timed out, or of a destroyed engine")
+    X(WEIR_E_STALE, 0, "the exchange handle is stale: answered, timed out, or of a destroyed engine")          \
+    X(WEIR_E_HANDOVER_VERSION, 0, "the handover's other side speaks another protocol version")
 
 #define WEIR_CLOSE_LIST(X)                                                                                     \
     X(WEIR_CLOSE_PEER, "peer")                                                                                 \
@@ -65,7 +66,8 @@
     X(WEIR_CLOSE_HANDLER_TIMEOUT, "handler_timeout")                                                           \
     X(WEIR_CLOSE_UPGRADED, "upgraded")                                                                         \
     X(WEIR_CLOSE_BODY_UNREAD, "body_unread")                                                                   \
-    X(WEIR_CLOSE_ABORTED, "aborted")
+    X(WEIR_CLOSE_ABORTED, "aborted")                                                                           \
+    X(WEIR_CLOSE_HANDOVER, "handover")
 
 namespace weir {
 
