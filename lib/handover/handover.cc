@@ -8,12 +8,23 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 
 #include "handover/wire.h"
 
 namespace weir::handover {
 
 int64_t now_ms() { return mono_ms(); }
+
+namespace {
+
+int64_t now_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+} // namespace
 
 Handover::Handover(Engine &e) : e_(e), msg_(std::make_unique<Msg>()) {
     st_.state = WEIR_HANDOVER_WAITING;
@@ -53,7 +64,7 @@ void Handover::stats(weir_handover_stats *out) const {
         std::lock_guard<std::mutex> g(mu_);
         s = st_;
         if (s.state == WEIR_HANDOVER_MOVING)
-            s.moving_ns = static_cast<uint64_t>(now_ms() - moving_since_ms_) * 1000000u;
+            s.moving_ns = static_cast<uint64_t>(now_ns() - moving_since_ns_);
     }
     size_t n = out->size < sizeof s ? out->size : sizeof s;
     s.size = out->size;
@@ -64,7 +75,7 @@ void Handover::set_state(uint32_t s) {
     std::lock_guard<std::mutex> g(mu_);
     st_.state = s;
     if (s == WEIR_HANDOVER_MOVING)
-        moving_since_ms_ = now_ms();
+        moving_since_ns_ = now_ns();
 }
 
 void Handover::finish(uint32_t state, int error) {
@@ -72,7 +83,7 @@ void Handover::finish(uint32_t state, int error) {
     if (st_.state == WEIR_HANDOVER_DONE || st_.state == WEIR_HANDOVER_FAILED)
         return;
     if (st_.state == WEIR_HANDOVER_MOVING)
-        st_.moving_ns = static_cast<uint64_t>(now_ms() - moving_since_ms_) * 1000000u;
+        st_.moving_ns = static_cast<uint64_t>(now_ns() - moving_since_ns_);
     st_.state = state;
     st_.error = error;
     cv_.notify_all();

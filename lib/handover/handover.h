@@ -44,7 +44,7 @@ class Handover : public Attachment {
     mutable std::mutex mu_;
     std::condition_variable cv_;
     weir_handover_stats st_{}; // under mu_
-    int64_t moving_since_ms_ = 0;
+    int64_t moving_since_ns_ = 0;
     int sock_ = -1;
     int wake_fd_ = -1; // an eventfd: stop(), and the offer's new images
     std::atomic<bool> stop_{false};

@@ -368,6 +368,11 @@ void Offer::fail(int err) {
     }
     if (held_)
         e_.hold_accept(false);
+    if (lsock_ >= 0) { // nobody came: the path is free again
+        ::close(lsock_);
+        lsock_ = -1;
+        ::unlink(path_.c_str());
+    }
     if (sock_ >= 0) {
         ::close(sock_);
         sock_ = -1;
