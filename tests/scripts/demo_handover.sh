@@ -31,7 +31,8 @@ ROUNDS=20 SLOW=1
 if [[ ${SAN:-0} != 0 ]]; then
     ROUNDS=6 SLOW=3
 fi
-drive() { python3 tests/scripts/demo_handover.py --bin "$B/bin/weir-demo" --tmp "$TMP" \
+# No __pycache__ left in the tree by the import of demo_handover_load.py.
+drive() { PYTHONDONTWRITEBYTECODE=1 python3 tests/scripts/demo_handover.py --bin "$B/bin/weir-demo" --tmp "$TMP" \
     --rounds "$ROUNDS" --slow "$SLOW" "$@"; }
 
 if ! "$B/bin/weir-demo" --help 2>&1 | grep -q -- '--take-over'; then
