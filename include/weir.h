@@ -485,8 +485,9 @@ WEIR_API int weir_engine_workers(weir_engine *e);
  */
 
 /* Starts a pause and returns at once. Returns 0, -EINVAL (NULL), WEIR_E_STATE
- * (not listening yet), WEIR_E_SHUTDOWN. Repeated calls are harmless: a
- * lingering listener keeps its deadline, a closed one stays closed. Any thread. */
+ * (not listening yet; or a hot upgrade holds the listeners: an offer under
+ * way or done), WEIR_E_SHUTDOWN. Repeated calls are harmless: a lingering
+ * listener keeps its deadline, a closed one stays closed. Any thread. */
 WEIR_API int weir_engine_begin_pause(weir_engine *e);
 
 /* weir_engine_begin_pause, then waits (woken by notification, never polling)
@@ -505,7 +506,8 @@ WEIR_API int weir_engine_pause(weir_engine *e);
 /* Ends a pause: a lingering listener gets TCP_DEFER_ACCEPT back on the same
  * fd (never closed), a closed one is reopened (a new SO_REUSEPORT socket on
  * the same address). Returns at once: 0, -EINVAL, WEIR_E_STATE (not
- * listening yet), WEIR_E_SHUTDOWN. A resume with no pause is a no-op.
+ * listening yet, or a hot upgrade as above), WEIR_E_SHUTDOWN. A resume with
+ * no pause is a no-op.
  * Failures to reopen are counted in weir_metrics.pause_reopen_errors and
  * logged. Any thread. */
 WEIR_API int weir_engine_resume(weir_engine *e);

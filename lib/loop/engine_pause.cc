@@ -19,6 +19,8 @@ int Engine::command(bool pause, uint64_t *resumes_at) {
         return WEIR_E_STATE;
     if (stopping())
         return WEIR_E_SHUTDOWN;
+    if (handover_claimed())
+        return WEIR_E_STATE; // a hot upgrade holds and hands over these listeners
     {
         std::lock_guard<std::mutex> lk(mu_);
         pause_want_.store(pause, std::memory_order_release);

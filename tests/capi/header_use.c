@@ -84,6 +84,16 @@ int weir_header_use(void) {
     int (*f_upgrade_take)(weir_exchange *, int *, void *, size_t, size_t *) = weir_upgrade_take;
     int64_t (*f_body_read)(weir_exchange *, void *, size_t) = weir_body_read;
     int (*f_stream_abort)(weir_exchange *) = weir_stream_abort;
+    int (*f_listen_fds)(weir_engine *, const int *, size_t) = weir_engine_listen_fds;
+    int (*f_offer)(weir_engine *, const char *, const weir_handover_options *, weir_handover **) =
+        weir_handover_offer;
+    int (*f_take_over)(weir_engine *, const char *, const weir_handover_options *, weir_handover **) =
+        weir_handover_take_over;
+    int (*f_ho_wait)(weir_handover *, int64_t) = weir_handover_wait;
+    int (*f_ho_stats)(const weir_handover *, weir_handover_stats *) = weir_handover_stats_get;
+    void (*f_ho_free)(weir_handover *) = weir_handover_free;
+    weir_handover_options ho_opt;
+    weir_handover_stats ho_stats;
     weir_answer_t answer;
 
     weir_handler_fn handler = on_request;
@@ -134,6 +144,13 @@ int weir_header_use(void) {
          (WEIR_CLOSE_UPGRADED != 0) + (WEIR_LENGTH_UNKNOWN != 0) + (f_begin_pause != 0) + (f_body_read != 0) + (f_stream_abort != 0) + (WEIR_CLOSE_ABORTED != 0) +
          (WEIR_CLOSE_BODY_UNREAD != 0) + (WEIR_REQ_BODY_STREAM != 0) +
          (f_pause != 0) + (f_resume != 0) + (f_transplant != 0) + (f_switch != 0);
+    ho_opt.size = (uint32_t)sizeof ho_opt;
+    ho_opt.flags = WEIR_HANDOVER_LISTENERS_ONLY;
+    ho_stats.size = (uint32_t)sizeof ho_stats;
+    ho_stats.state = WEIR_HANDOVER_WAITING + WEIR_HANDOVER_MOVING + WEIR_HANDOVER_DONE + WEIR_HANDOVER_FAILED;
+    n += (f_listen_fds != 0) + (f_offer != 0) + (f_take_over != 0) + (f_ho_wait != 0) + (f_ho_stats != 0) +
+         (f_ho_free != 0) + (int)ho_opt.flags + (int)ho_stats.state + WEIR_HANDOVER_PROTOCOL +
+         (WEIR_CLOSE_HANDOVER != 0) + (WEIR_E_HANDOVER_VERSION != 0);
     answer.ex = exchange;
     answer.status = 200;
     answer.flags = WEIR_RESPOND_CLOSE;

@@ -11,7 +11,7 @@
 int main(void) {
     printf("pub const C_SIZES: &[(&str, usize, usize)] = &[\n");
     S(weir_str_t) S(weir_header_t) S(weir_http1_limits) S(weir_http1_request) S(weir_http1_chunked)
-    S(weir_config) S(weir_metrics) S(weir_request) S(weir_answer_t) S(struct sockaddr_storage) S(socklen_t)
+    S(weir_config) S(weir_metrics) S(weir_request) S(weir_answer_t) S(weir_handover_options) S(weir_handover_stats) S(struct sockaddr_storage) S(socklen_t)
     printf("];\npub const C_FIELDS: &[(&str, usize)] = &[\n");
     F(weir_str_t, ptr) F(weir_str_t, len)
     F(weir_header_t, name) F(weir_header_t, value)
@@ -56,6 +56,12 @@ int main(void) {
     F(weir_answer_t, ex) F(weir_answer_t, status) F(weir_answer_t, flags) F(weir_answer_t, headers)
     F(weir_answer_t, num_headers) F(weir_answer_t, body) F(weir_answer_t, body_len) F(weir_answer_t, result)
     F(weir_answer_t, reserved_)
+    F(weir_handover_options, size) F(weir_handover_options, flags) F(weir_handover_options, wait_ms)
+    F(weir_handover_options, deadline_ms)
+    F(weir_handover_stats, size) F(weir_handover_stats, state) F(weir_handover_stats, error)
+    F(weir_handover_stats, listeners) F(weir_handover_stats, sent) F(weir_handover_stats, returned)
+    F(weir_handover_stats, closed) F(weir_handover_stats, received) F(weir_handover_stats, refused)
+    F(weir_handover_stats, lost) F(weir_handover_stats, moving_ns)
     printf("];\npub const C_CONSTS: &[(&str, i64)] = &[\n");
     K(WEIR_VERSION_MAJOR) K(WEIR_VERSION_MINOR) K(WEIR_VERSION_PATCH) K(WEIR_VERSION_HEX)
     K(WEIR_E_BASE) K(WEIR_E_INCOMPLETE) K(WEIR_E_BAD_METHOD) K(WEIR_E_BAD_TARGET) K(WEIR_E_BAD_VERSION)
@@ -65,7 +71,7 @@ int main(void) {
     K(WEIR_E_DUPLICATE_HOST) K(WEIR_E_BAD_HOST) K(WEIR_E_BAD_CONTENT_LENGTH) K(WEIR_E_CL_AND_TE)
     K(WEIR_E_BAD_TRANSFER_ENCODING) K(WEIR_E_UNKNOWN_TRANSFER_CODING) K(WEIR_E_BODY_TOO_LARGE)
     K(WEIR_E_EXPECTATION_FAILED) K(WEIR_E_BAD_CHUNK) K(WEIR_E_CHUNK_EXT_TOO_LONG) K(WEIR_E_TRAILERS_TOO_LARGE)
-    K(WEIR_E_STATE) K(WEIR_E_GONE) K(WEIR_E_SHUTDOWN) K(WEIR_E_UNAVAILABLE) K(WEIR_E_STALE) K(WEIR_E_LAST)
+    K(WEIR_E_STATE) K(WEIR_E_GONE) K(WEIR_E_SHUTDOWN) K(WEIR_E_UNAVAILABLE) K(WEIR_E_STALE) K(WEIR_E_HANDOVER_VERSION) K(WEIR_E_LAST)
     K(WEIR_TARGET_ORIGIN) K(WEIR_TARGET_ABSOLUTE) K(WEIR_TARGET_AUTHORITY) K(WEIR_TARGET_ASTERISK)
     K(WEIR_BODY_NONE) K(WEIR_BODY_LENGTH) K(WEIR_BODY_CHUNKED)
     K(WEIR_REQ_KEEP_ALIVE) K(WEIR_REQ_EXPECT_CONTINUE) K(WEIR_REQ_UPGRADE) K(WEIR_REQ_BODY_STREAM)
@@ -74,7 +80,8 @@ int main(void) {
     K(WEIR_CLOSE_PEER) K(WEIR_CLOSE_NOT_KEEP_ALIVE) K(WEIR_CLOSE_BAD_REQUEST) K(WEIR_CLOSE_HEADER_TIMEOUT)
     K(WEIR_CLOSE_IDLE_TIMEOUT) K(WEIR_CLOSE_WRITE_TIMEOUT) K(WEIR_CLOSE_OUTPUT_LIMIT) K(WEIR_CLOSE_IO_ERROR)
     K(WEIR_CLOSE_MAX_CONNECTIONS) K(WEIR_CLOSE_SHUTDOWN) K(WEIR_CLOSE_HANDLER) K(WEIR_CLOSE_RESOURCE)
-    K(WEIR_CLOSE_SILENT) K(WEIR_CLOSE_TRANSPLANT_REFUSED) K(WEIR_CLOSE_BODY_TIMEOUT) K(WEIR_CLOSE_HANDLER_TIMEOUT) K(WEIR_CLOSE_UPGRADED) K(WEIR_CLOSE_BODY_UNREAD) K(WEIR_CLOSE_ABORTED) K(WEIR_CLOSE_REASONS) K(WEIR_RESPOND_CLOSE) K(WEIR_LENGTH_UNKNOWN) K(WEIR_TRANSPLANT_END) K(AF_INET) K(AF_INET6)
+    K(WEIR_CLOSE_SILENT) K(WEIR_CLOSE_TRANSPLANT_REFUSED) K(WEIR_CLOSE_BODY_TIMEOUT) K(WEIR_CLOSE_HANDLER_TIMEOUT) K(WEIR_CLOSE_UPGRADED) K(WEIR_CLOSE_BODY_UNREAD) K(WEIR_CLOSE_ABORTED) K(WEIR_CLOSE_HANDOVER) K(WEIR_CLOSE_REASONS) K(WEIR_RESPOND_CLOSE) K(WEIR_LENGTH_UNKNOWN) K(WEIR_TRANSPLANT_END) K(WEIR_HANDOVER_PROTOCOL) K(WEIR_HANDOVER_LISTENERS_ONLY)
+    K(WEIR_HANDOVER_WAITING) K(WEIR_HANDOVER_MOVING) K(WEIR_HANDOVER_DONE) K(WEIR_HANDOVER_FAILED) K(AF_INET) K(AF_INET6)
     printf("];\n");
     return 0;
 }

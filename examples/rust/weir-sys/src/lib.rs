@@ -47,6 +47,7 @@ pub const WEIR_E_GONE: c_int = -(WEIR_E_BASE + 41);
 pub const WEIR_E_SHUTDOWN: c_int = -(WEIR_E_BASE + 42);
 pub const WEIR_E_UNAVAILABLE: c_int = -(WEIR_E_BASE + 43);
 pub const WEIR_E_STALE: c_int = -(WEIR_E_BASE + 44);
+pub const WEIR_E_HANDOVER_VERSION: c_int = -(WEIR_E_BASE + 45);
 pub const WEIR_E_LAST: c_int = -(WEIR_E_BASE + 63);
 
 // ---- views
@@ -227,6 +228,7 @@ pub const WEIR_CLOSE_HANDLER_TIMEOUT: u32 = 15;
 pub const WEIR_CLOSE_UPGRADED: u32 = 16;
 pub const WEIR_CLOSE_BODY_UNREAD: u32 = 17;
 pub const WEIR_CLOSE_ABORTED: u32 = 18;
+pub const WEIR_CLOSE_HANDOVER: u32 = 19;
 pub const WEIR_CLOSE_REASONS: usize = 32;
 
 #[repr(C)]
@@ -303,6 +305,44 @@ pub struct weir_request {
 pub const WEIR_RESPOND_CLOSE: u32 = 0x1;
 pub const WEIR_LENGTH_UNKNOWN: u64 = u64::MAX;
 pub const WEIR_TRANSPLANT_END: u32 = 0x1;
+
+// ---- hot upgrade (0.3)
+pub const WEIR_HANDOVER_PROTOCOL: u32 = 1;
+pub const WEIR_HANDOVER_LISTENERS_ONLY: u32 = 0x1;
+pub const WEIR_HANDOVER_WAITING: u32 = 1;
+pub const WEIR_HANDOVER_MOVING: u32 = 2;
+pub const WEIR_HANDOVER_DONE: u32 = 3;
+pub const WEIR_HANDOVER_FAILED: u32 = 4;
+
+#[repr(C)]
+pub struct weir_handover {
+    _opaque: [u8; 0],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct weir_handover_options {
+    pub size: u32,
+    pub flags: u32,
+    pub wait_ms: u32,
+    pub deadline_ms: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct weir_handover_stats {
+    pub size: u32,
+    pub state: u32,
+    pub error: i32,
+    pub listeners: u32,
+    pub sent: u64,
+    pub returned: u64,
+    pub closed: u64,
+    pub received: u64,
+    pub refused: u64,
+    pub lost: u64,
+    pub moving_ns: u64,
+}
 
 /// One answer of a batch given to weir_respond_many.
 #[repr(C)]
@@ -384,6 +424,16 @@ extern "C" {
     pub fn weir_uring_feature_name(bit: u64) -> *const c_char;
     pub fn weir_uring_tier_name(tier: u32) -> *const c_char;
     pub fn weir_engine_metrics(e: *mut weir_engine, out: *mut weir_metrics) -> c_int;
+    pub fn weir_engine_listen_fds(e: *mut weir_engine, fds: *const c_int, n: usize) -> c_int;
+    pub fn weir_handover_offer(
+        e: *mut weir_engine, path: *const c_char, opt: *const weir_handover_options, out: *mut *mut weir_handover,
+    ) -> c_int;
+    pub fn weir_handover_take_over(
+        e: *mut weir_engine, path: *const c_char, opt: *const weir_handover_options, out: *mut *mut weir_handover,
+    ) -> c_int;
+    pub fn weir_handover_wait(h: *mut weir_handover, timeout_ns: i64) -> c_int;
+    pub fn weir_handover_stats_get(h: *const weir_handover, out: *mut weir_handover_stats) -> c_int;
+    pub fn weir_handover_free(h: *mut weir_handover);
 
     pub fn weir_exchange_request(ex: *mut weir_exchange) -> *const weir_request;
     pub fn weir_exchange_peer(ex: *mut weir_exchange, ss: *mut sockaddr_storage, len: *mut socklen_t) -> c_int;

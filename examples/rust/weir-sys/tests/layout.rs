@@ -44,6 +44,7 @@ fn sizes_and_alignments_match_the_header() {
         weir_str_t => "weir_str_t", weir_header_t => "weir_header_t", weir_http1_limits => "weir_http1_limits",
         weir_http1_request => "weir_http1_request", weir_http1_chunked => "weir_http1_chunked",
         weir_config => "weir_config", weir_metrics => "weir_metrics", weir_request => "weir_request", weir_answer_t => "weir_answer_t",
+        weir_handover_options => "weir_handover_options", weir_handover_stats => "weir_handover_stats",
         sockaddr_storage => "struct sockaddr_storage", socklen_t => "socklen_t",
     };
     let c = c::C_SIZES.iter().map(|&(n, s, a)| (n.to_string(), (s, a))).collect();
@@ -78,6 +79,9 @@ fn field_offsets_match_the_header() {
         weir_request { size, version_minor, flags, num_headers, num_trailers, reserved_, method, target, path,
                        query, host, headers, trailers, body, connection_id, body_length }
         weir_answer_t { ex, status, flags, headers, num_headers, body, body_len, result, reserved_ }
+        weir_handover_options { size, flags, wait_ms, deadline_ms }
+        weir_handover_stats { size, state, error, listeners, sent, returned, closed, received, refused, lost,
+                              moving_ns }
     };
     let c = c::C_FIELDS.iter().map(|&(n, o)| (n.to_string(), o)).collect();
     compare("offset of", c, rust);
@@ -122,6 +126,7 @@ fn constants_match_the_header() {
         WEIR_E_SHUTDOWN,
         WEIR_E_UNAVAILABLE,
         WEIR_E_STALE,
+        WEIR_E_HANDOVER_VERSION,
         WEIR_E_LAST,
         WEIR_TARGET_ORIGIN,
         WEIR_TARGET_ABSOLUTE,
@@ -160,10 +165,17 @@ fn constants_match_the_header() {
         WEIR_CLOSE_UPGRADED,
         WEIR_CLOSE_BODY_UNREAD,
         WEIR_CLOSE_ABORTED,
+        WEIR_CLOSE_HANDOVER,
         WEIR_CLOSE_REASONS,
         WEIR_RESPOND_CLOSE,
         WEIR_LENGTH_UNKNOWN,
         WEIR_TRANSPLANT_END,
+        WEIR_HANDOVER_PROTOCOL,
+        WEIR_HANDOVER_LISTENERS_ONLY,
+        WEIR_HANDOVER_WAITING,
+        WEIR_HANDOVER_MOVING,
+        WEIR_HANDOVER_DONE,
+        WEIR_HANDOVER_FAILED,
         AF_INET,
         AF_INET6,
     ];
