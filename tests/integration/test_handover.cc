@@ -14,6 +14,9 @@
 //     on the same TCP connections; its listeners are heard again. This is
 //     the rule "nothing leaves before the Ack"; the arm without it is the
 //     listeners-only test's loss.
+//   - an offerer that vanishes before Done: the successor accepts at once
+//     on the listeners it took, and counts in `lost` what the offerer last
+//     said it held.
 //   - listeners only (the arm): keep-alive clients see a FIN, counted in A's
 //     `closed` and in closes[WEIR_CLOSE_HANDOVER]; B receives nothing.
 //   - the deadline: an exchange never answered is closed at it, counted.
@@ -33,6 +36,7 @@
 #include <vector>
 
 #include "handover/wire.h"
+#include "loop/listener.h"
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
 #include "support/net.h"
 
@@ -255,6 +259,57 @@ void test_successor_hangs_up_everything_returns(void **) {
     assert_int_equal(total_closes(a.metrics()), 0);
 }
 
+// An offerer written by hand: gives the successor one real listener, says it
+// holds `holding` connections, sends none, and vanishes.
+void fake_offerer_vanishes(const std::string &path, int listener, uint64_t holding) {
+    using namespace weir::handover;
+    int ls = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path.c_str());
+    assert_int_equal(::bind(ls, reinterpret_cast<sockaddr *>(&sa), sizeof sa), 0);
+    assert_int_equal(::listen(ls, 1), 0);
+    std::thread t([&] {
+        int s = ::accept(ls, nullptr, nullptr);
+        auto m = std::make_unique<Msg>();
+        if (s < 0 || wait_readable(s, 5000) != 0 || recv_msg(s, *m, 0) != 0 || m->type() != Type::Hello)
+            return;
+        OfferBody ob{1, ::getpid()};
+        send_msg(s, Type::Offer, &ob, sizeof ob, nullptr, 0, &listener, 1, 0);
+        if (wait_readable(s, 5000) == 0)
+            recv_msg(s, *m, 0); // Ready
+        CountBody c{holding};
+        send_msg(s, Type::Holding, &c, sizeof c, nullptr, 0, nullptr, 0, 0);
+        ::close(s); // gone before Done: what it held is lost
+    });
+    Server b;
+    HandoverPtr hb = take_over(b, cfg_for(test_backend(), "B", 1), path);
+    t.join();
+    ::close(ls);
+    ::unlink(path.c_str());
+    int rc = weir_handover_wait(hb.get(), 5000000000LL);
+    assert_true(rc == -ECONNRESET || rc == -EPIPE);
+    weir_handover_stats sb = stats_of(hb.get());
+    assert_int_equal(sb.state, WEIR_HANDOVER_FAILED);
+    assert_int_equal(sb.lost, holding); // counted where it can be seen
+    assert_int_equal(sb.received, 0);
+    // The listener is B's alone now, and heard.
+    Client c = connect_to(b.port);
+    assert_true(send_all(c, get("/alone")));
+    assert_string_equal(read_response(c).body.c_str(), "B /alone");
+}
+
+void test_offerer_vanishes_lost_counted(void **) {
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    assert_int_equal(weir::resolve_numeric("127.0.0.1", 0, &ss, &len), 0);
+    weir::ListenOptions lo;
+    int fd = weir::listener_open(ss, len, lo);
+    assert_true(fd >= 0);
+    fake_offerer_vanishes(sock_path(), fd, 3);
+    ::close(fd); // our copy; B has its own
+}
+
 void test_listeners_only_closes(void **) {
     Server a, b;
     assert_int_equal(a.start(cfg_for(test_backend(), "A")), 0);
@@ -365,6 +420,7 @@ int main(void) {
         cmocka_unit_test(test_moves_uring_to_uring),
         cmocka_unit_test(test_version_refused),
         cmocka_unit_test(test_successor_hangs_up_everything_returns),
+        cmocka_unit_test(test_offerer_vanishes_lost_counted),
         cmocka_unit_test(test_listeners_only_closes),
         cmocka_unit_test(test_deadline_closes_what_holds),
         cmocka_unit_test(test_misuse),
