@@ -113,9 +113,15 @@ def move(src, dst, n):
         wall_ms = (time.monotonic_ns() - at) / 1e6
         a.p.wait(timeout=30)
         ok_b, sb = b.handover_line(("took", "took-failed"))
-        m = b.metrics.snapshot() or {}
+        # Admitted by the successor's workers (its hand-off doors), polled:
+        # an upper bound on when the last one could be served there.
+        while True:
+            m = b.metrics.snapshot() or {}
+            if m.get("connections_open", 0) >= n or time.monotonic_ns() - at > 10e9:
+                break
+        admitted_ms = (time.monotonic_ns() - at) / 1e6
         good = ok and ok_b and sb.get("received") == n and m.get("connections_open", 0) >= n
-        return {"from": src, "to": dst, "conns": n, "wall_ms": round(wall_ms, 1),
+        return {"from": src, "to": dst, "conns": n, "wall_ms": round(wall_ms, 1), "admitted_ms": round(admitted_ms, 1),
                 "moving_ms": sa.get("moving_ms"), "sent": int(sa.get("sent", 0)),
                 "received": int(sb.get("received", 0)), "open_after": m.get("connections_open"), "ok": good}
     finally:
@@ -188,7 +194,7 @@ def main():
     if what == "move":
         r = move(src, dst, n)
         print(f"{r['from']} -> {r['to']}: {r['conns']} idle connections handed over in {r['wall_ms']} ms from "
-              f"SIGQUIT (moving {r['moving_ms']} ms); sent {r['sent']}, received {r['received']}, open after "
+              f"SIGQUIT (moving {r['moving_ms']} ms), all open in the successor by {r['admitted_ms']} ms; sent {r['sent']}, received {r['received']}, open after "
               f"{r['open_after']}{'' if r['ok'] else '  FAILED'}")
         sys.exit(0 if r["ok"] else 1)
     r = dip(src, dst, n)

@@ -67,7 +67,7 @@ class Offer final : public Handover, public ImageSink {
     void run();
     int meet();   // a successor: its hello, the listeners, its ready
     int move();   // the connections, until the successor commits
-    int send_image(ImageNode *n);
+    int send_images();
     void give_back(ImageNode *n, bool to_serve);
     void fail(int err);
 
@@ -81,6 +81,7 @@ class Offer final : public Handover, public ImageSink {
     bool ended_ = false;                // under in_mu_: images go back
     bool done_ = false;                 // under in_mu_: ... to be closed
     std::deque<ImageNode *> outq_, unacked_;
+    std::vector<unsigned char> batch_; // one Image message being built
     uint64_t next_seq_ = 1;
     uint64_t closes_at_start_ = 0;
 };

@@ -231,30 +231,53 @@ void Offer::give_back(ImageNode *n, bool to_serve) {
     n->from->post_image(n);
 }
 
-int Offer::send_image(ImageNode *n) {
-    const ConnImage &img = n->img;
-    ImageBody b{};
-    b.seq = n->seq;
-    b.id = img.id;
-    b.requests = img.requests;
-    b.responses = img.responses;
-    b.parse_errors = img.parse_errors;
-    b.continues_sent = img.continues_sent;
-    b.unread_len = img.unread_len;
-    b.peer_len = img.peer_len;
-    b.served = img.served;
-    std::memcpy(b.peer, &img.peer, sizeof b.peer);
-    size_t first = img.unread_len < kImageTail ? img.unread_len : kImageTail;
-    int rc = send_msg(sock_, Type::Image, &b, sizeof b, img.unread, first, &img.fd, 1, MSG_DONTWAIT);
-    // The rest (a large pipelined tail, rare) goes at once, blocking: the
-    // successor reads on while it waits for the whole image.
-    for (size_t off = first; rc == 0 && off < img.unread_len; off += kMoreTail) {
-        size_t k = img.unread_len - off < kMoreTail ? img.unread_len - off : kMoreTail;
-        rc = send_msg(sock_, Type::More, nullptr, 0, img.unread + off, k, nullptr, 0, 0);
+// As many images at the head of outq_ as one message holds: records of an
+// ImageBody and that image's unread bytes, their fds in the same order. Only
+// a first image too large for one message is cut; its rest follows at once in
+// More messages. Returns how many images left, or -EAGAIN, or -errno.
+int Offer::send_images() {
+    batch_.clear();
+    int fds[kMaxFds] = {};
+    size_t n = 0, cut_at = 0;
+    const ImageNode *cut = nullptr;
+    constexpr size_t room = kMaxMsg - sizeof(Head);
+    for (const ImageNode *node : outq_) {
+        const ConnImage &img = node->img;
+        size_t left = room - batch_.size();
+        if (n == kMaxFds || left < sizeof(ImageBody) + (n ? img.unread_len : 0))
+            break; // whole, in the next message
+        ImageBody b{};
+        b.seq = node->seq;
+        b.id = img.id;
+        b.requests = img.requests;
+        b.responses = img.responses;
+        b.parse_errors = img.parse_errors;
+        b.continues_sent = img.continues_sent;
+        b.unread_len = img.unread_len;
+        b.peer_len = img.peer_len;
+        b.served = img.served;
+        std::memcpy(b.peer, &img.peer, sizeof b.peer);
+        size_t tail = img.unread_len < left - sizeof b ? img.unread_len : left - sizeof b;
+        auto *p = reinterpret_cast<const unsigned char *>(&b);
+        batch_.insert(batch_.end(), p, p + sizeof b);
+        batch_.insert(batch_.end(), img.unread, img.unread + tail);
+        fds[n++] = img.fd;
+        if (tail < img.unread_len) {
+            cut = node;
+            cut_at = tail;
+            break;
+        }
+    }
+    int rc = send_msg(sock_, Type::Image, batch_.data(), batch_.size(), nullptr, 0, fds, n, MSG_DONTWAIT);
+    // The rest of a cut image (a large pipelined tail, rare) goes now,
+    // blocking: the successor reads on while it waits for the whole image.
+    for (size_t off = cut_at; rc == 0 && cut && off < cut->img.unread_len; off += kMoreTail) {
+        size_t k = cut->img.unread_len - off < kMoreTail ? cut->img.unread_len - off : kMoreTail;
+        rc = send_msg(sock_, Type::More, nullptr, 0, cut->img.unread + off, k, nullptr, 0, 0);
         if (rc == -EAGAIN)
             return -EIO; // cannot happen without MSG_DONTWAIT
     }
-    return rc;
+    return rc < 0 ? rc : static_cast<int>(n);
 }
 
 int Offer::move() {
@@ -275,13 +298,15 @@ int Offer::move() {
             incoming_.clear();
         }
         while (!outq_.empty()) {
-            int rc = send_image(outq_.front());
+            int rc = send_images();
             if (rc == -EAGAIN)
                 break;
             if (rc < 0)
                 return rc;
-            unacked_.push_back(outq_.front());
-            outq_.pop_front();
+            for (int k = 0; k < rc; k++) {
+                unacked_.push_back(outq_.front());
+                outq_.pop_front();
+            }
         }
         for (;;) {
             int rc = recv_msg(sock_, m, MSG_DONTWAIT);

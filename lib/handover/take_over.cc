@@ -140,41 +140,66 @@ int TakeOver::receive(std::vector<ImageNode *> &batch, ImageNode *&partial, size
             return rc;
         switch (m.type()) {
         case Type::Image: {
-            const ImageBody *b = m.body<ImageBody>();
-            if (!b || partial || m.nfds != 1 || b->peer_len > sizeof b->peer) {
+            if (partial) {
                 m.close_fds();
                 return -EPROTO;
             }
-            auto *n = new ImageNode;
-            n->seq = b->seq;
-            n->ledger = ledger_;
-            ConnImage &img = n->img;
-            img.fd = m.fds[0];
-            m.nfds = 0;
-            img.id = b->id;
-            img.requests = b->requests;
-            img.responses = b->responses;
-            img.parse_errors = b->parse_errors;
-            img.continues_sent = b->continues_sent;
-            img.served = b->served != 0;
-            img.peer_len = b->peer_len;
-            std::memcpy(&img.peer, b->peer, sizeof img.peer);
-            size_t tail = m.len - sizeof *b;
-            if (b->unread_len) {
-                img.unread = static_cast<char *>(std::malloc(b->unread_len));
-                if (!img.unread || tail > b->unread_len) {
-                    int rc = img.unread ? -EPROTO : -ENOMEM;
-                    delete n;
-                    return rc;
+            size_t off = 0, fi = 0;
+            while (off < m.len) {
+                ImageBody b;
+                if (m.len - off < sizeof b || fi >= m.nfds) {
+                    m.close_fds();
+                    return -EPROTO;
                 }
-                img.unread_len = b->unread_len;
-                std::memcpy(img.unread, m.data + sizeof *b, tail);
+                std::memcpy(&b, m.data + off, sizeof b); // records follow tails: no alignment
+                off += sizeof b;
+                if (b.peer_len > sizeof b.peer) {
+                    m.close_fds();
+                    return -EPROTO;
+                }
+                auto *n = new ImageNode;
+                n->seq = b.seq;
+                n->ledger = ledger_;
+                ConnImage &img = n->img;
+                img.fd = m.fds[fi];
+                m.fds[fi++] = -1;
+                img.id = b.id;
+                img.requests = b.requests;
+                img.responses = b.responses;
+                img.parse_errors = b.parse_errors;
+                img.continues_sent = b.continues_sent;
+                img.served = b.served != 0;
+                img.peer_len = b.peer_len;
+                std::memcpy(&img.peer, b.peer, sizeof img.peer);
+                size_t tail = b.unread_len < m.len - off ? b.unread_len : m.len - off;
+                if (b.unread_len) {
+                    img.unread = static_cast<char *>(std::malloc(b.unread_len));
+                    if (!img.unread) {
+                        delete n;
+                        m.close_fds();
+                        return -ENOMEM;
+                    }
+                    img.unread_len = b.unread_len;
+                    std::memcpy(img.unread, m.data + off, tail);
+                }
+                off += tail;
+                if (tail < b.unread_len) { // cut: only the last record may be
+                    if (off != m.len) {
+                        delete n;
+                        m.close_fds();
+                        return -EPROTO;
+                    }
+                    partial = n;
+                    have = tail;
+                } else {
+                    batch.push_back(n);
+                }
             }
-            have = tail;
-            if (have < img.unread_len)
-                partial = n;
-            else
-                batch.push_back(n);
+            if (fi != m.nfds) {
+                m.close_fds();
+                return -EPROTO;
+            }
+            m.nfds = 0;
             break;
         }
         case Type::More:

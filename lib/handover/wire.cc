@@ -39,7 +39,8 @@ int send_msg(int sock, Type t, const void *body, size_t len, const void *tail, s
 
 void Msg::close_fds() {
     for (size_t i = 0; i < nfds; i++)
-        ::close(fds[i]);
+        if (fds[i] >= 0)
+            ::close(fds[i]);
     nfds = 0;
 }
 

@@ -21,8 +21,8 @@ enum class Type : uint16_t {
     Hello = 1, // successor -> offerer: the protocols it speaks
     Offer,     // offerer -> successor: the listeners (fds)
     Ready,     // successor: it holds the listeners; send the connections
-    Image,     // offerer: one connection (1 fd) and the first of its unread bytes
-    More,      // offerer: more of the last image's unread bytes
+    Image,     // offerer: connections, each an ImageBody, its unread bytes and its fd
+    More,      // offerer: more of the last image's unread bytes (cut: too large for one)
     Ack,       // successor: every image up to seq is mine now
     Holding,   // offerer: connections it still holds (the successor's `lost`)
     Done,      // offerer: it holds nothing; accept
@@ -67,7 +67,6 @@ struct RefuseBody {
     uint32_t pad;
 };
 
-inline constexpr size_t kImageTail = kMaxMsg - sizeof(Head) - sizeof(ImageBody);
 inline constexpr size_t kMoreTail = kMaxMsg - sizeof(Head);
 
 // One message: body and tail gathered after the head, fds attached.
@@ -84,7 +83,7 @@ struct Msg {
     Type type() const { return static_cast<Type>(head.type); }
     // The body as T, or null when the message is too short for one.
     template <class T> const T *body() const { return len >= sizeof(T) ? reinterpret_cast<const T *>(data) : nullptr; }
-    void close_fds(); // descriptors nobody took
+    void close_fds(); // descriptors nobody took (those taken are -1)
 };
 
 // Returns 0 (m filled; its fds are the caller's), -EAGAIN (MSG_DONTWAIT, none

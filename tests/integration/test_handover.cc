@@ -7,6 +7,7 @@
 //     by A follow their connection; the ledgers balance: A sent == B
 //     received, nothing returned, lost or closed, A closed no connection;
 //     a new connection after DONE is B's. Both backends each way.
+//   - a carryover larger than one message (cut, then More messages).
 //   - refused: a successor of another protocol (WEIR_HANDOVER_TEST_PROTO)
 //     gets WEIR_E_HANDOVER_VERSION, A fails with it and serves on.
 //   - a successor that hangs up after taking some images without
@@ -177,6 +178,48 @@ void test_moves_epoll_to_epoll(void **) { moves(WEIR_BACKEND_EPOLL, WEIR_BACKEND
 void test_moves_to_other_backend(void **) { moves(test_backend(), other(test_backend())); }
 void test_moves_uring_to_uring(void **) { moves(WEIR_BACKEND_URING, WEIR_BACKEND_URING); }
 
+// More unread bytes than one message holds: the image is cut and its rest
+// follows in More messages. 3,000 pipelined GETs behind a deferred answer:
+// the pipeline takes 64, the rest waits in A's 256 KiB read buffer.
+void test_large_carryover_is_cut(void **) {
+    Server a, b;
+    weir_config ca = cfg_for(test_backend(), "A", 1);
+    ca.read_buffer_size = 256 * 1024;
+    assert_int_equal(a.start(ca), 0);
+    g_deferred = nullptr;
+    Client busy = connect_to(a.port);
+    assert_true(send_all(busy, get("/defer")));
+    for (int64_t until = now_ms() + 3000; !g_deferred.load() && now_ms() < until;)
+        sleep_ms(1);
+    assert_non_null(g_deferred.load());
+    constexpr int kPipelined = 3000;
+    std::string burst;
+    for (int i = 0; i < kPipelined; i++)
+        burst += get("/p" + std::to_string(i));
+    assert_true(burst.size() > weir::handover::kMaxMsg);
+    assert_true(send_all(busy, burst));
+    std::string path = sock_path();
+    weir_handover_options o = opts();
+    weir_handover *ha_raw = nullptr;
+    assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &ha_raw), 0);
+    HandoverPtr ha(ha_raw);
+    HandoverPtr hb = take_over(b, cfg_for(test_backend(), "B", 1), path);
+    for (int64_t until = now_ms() + 3000; stats_of(ha.get()).state != WEIR_HANDOVER_MOVING && now_ms() < until;)
+        sleep_ms(1);
+    sleep_ms(50); // the workers act on the move in their next pass
+    assert_int_equal(weir_respond(g_deferred.load(), 200, nullptr, 0, "A /defer", 8, 0), 0);
+    assert_string_equal(read_response(busy).body.c_str(), "A /defer");
+    int by_b = 0;
+    for (int i = 0; i < kPipelined; i++) {
+        std::string body = read_response(busy).body, p = "/p" + std::to_string(i);
+        assert_true(body == "A " + p || body == "B " + p);
+        by_b += body[0] == 'B';
+    }
+    assert_true(by_b > 2000); // what A had not parsed went with the image
+    assert_int_equal(weir_handover_wait(ha.get(), 5000000000LL), 0);
+    assert_int_equal(stats_of(ha.get()).sent, 1);
+}
+
 void test_version_refused(void **) {
     Server a, b;
     assert_int_equal(a.start(cfg_for(test_backend(), "A")), 0);
@@ -220,7 +263,7 @@ size_t fake_successor_hangs_up(const std::string &path, size_t images) {
     size_t got = 0;
     while (got < images && wait_readable(s, 5000) == 0 && recv_msg(s, *m, 0) == 0) {
         if (m->type() == Type::Image)
-            got++;
+            got += m->nfds; // one message may carry many
         m->close_fds(); // as a crash would: A's copies keep the connections
     }
     ::close(s);
@@ -418,6 +461,7 @@ int main(void) {
         cmocka_unit_test(test_moves_epoll_to_epoll),
         cmocka_unit_test(test_moves_to_other_backend),
         cmocka_unit_test(test_moves_uring_to_uring),
+        cmocka_unit_test(test_large_carryover_is_cut),
         cmocka_unit_test(test_version_refused),
         cmocka_unit_test(test_successor_hangs_up_everything_returns),
         cmocka_unit_test(test_offerer_vanishes_lost_counted),
