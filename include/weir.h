@@ -1069,8 +1069,8 @@ WEIR_API void weir_handover_free(weir_handover *h);
  *
  * weir_engine_listen_systemd, at start: what sd_listen_fds(unset=1) reads
  * ($LISTEN_PID, which must be this process, $LISTEN_FDS, $LISTEN_FDNAMES;
- * the three are unset, whatever the outcome: call it before other threads
- * read the environment). The listening TCP sockets among fds 3.. (named
+ * once read, the three are unset whatever the outcome, so no child inherits
+ * them: call it before other threads use the environment). The listening TCP sockets among fds 3.. (named
  * `name` or weir-listen when name is given; any name, else) are listened on
  * as by weir_engine_listen_fds (one socket passed twice, by a socket unit
  * and by the store, counts once); a store's connections are read back from
@@ -1099,10 +1099,10 @@ typedef struct weir_systemd_stats {
  * $LISTEN_PID or $LISTEN_FDS, $LISTEN_PID not this process, no listening TCP
  * socket of that name among the fds: the host may weir_engine_listen; a
  * store's connections without a listener are closed, counted), -EINVAL (e
- * NULL, a bad out->size, $LISTEN_FDS malformed), or what
- * weir_engine_listen_fds returns (-EINVAL for more listeners than workers,
- * WEIR_E_STATE); on failure the engine is still created and unused. Control
- * thread. (0.3) */
+ * NULL, a bad out->size, $LISTEN_PID or $LISTEN_FDS malformed), WEIR_E_STATE
+ * (e not in its created state: nothing is read), or what
+ * weir_engine_listen_fds returns (-EINVAL for more listeners than workers);
+ * on failure the engine is still created and unused. Control thread. (0.3) */
 WEIR_API int weir_engine_listen_systemd(weir_engine *e, const char *name, weir_systemd_stats *out);
 /* e: listening or started. timeout_ns <= 0: 10 s. Blocks until everything is
  * sent. Returns the number of connections stored (>= 0; *out says the rest),
