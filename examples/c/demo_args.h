@@ -188,8 +188,12 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
             o->handover.flags |= WEIR_HANDOVER_LISTENERS_ONLY;
             continue;
         }
-        if (!strcmp(f, "--systemd") || !strcmp(f, "--fdstore")) {
-            *(f[2] == 's' ? &o->systemd : &o->fdstore) = 1;
+        if (!strcmp(f, "--systemd")) {
+            o->systemd = 1;
+            continue;
+        }
+        if (!strcmp(f, "--fdstore")) {
+            o->fdstore = 1;
             continue;
         }
         if (!strcmp(f, "--adaptive")) {

@@ -307,7 +307,7 @@ def run_main(bin_path, backend, arm, tmp):
         got = int(lst.rsplit(":", 1)[1])
         result.update(passed_port=port, listening_port=got, fell_back=int(line.startswith("systemd: none passed")))
         d.send_signal(signal.SIGTERM)
-        d.wait(10)
+        result["exit"] = d.wait(10)
         print("result " + " ".join("%s=%d" % kv for kv in result.items()))
         return
 

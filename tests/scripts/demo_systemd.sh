@@ -26,7 +26,9 @@
 #   cap         FileDescriptorStoreMax=5 ($FDSTORE): 3 connections fit and
 #               are adopted, the other 6 are closed by the first demo, counted
 #   wrongpid    $LISTEN_PID names another process: ignored, the demo listens
-#               on --addr (another port), as with nothing passed
+#               on --addr (another port), as with nothing passed; its pair is
+#               every other arm's first demo, given the same socket with the
+#               right pid, which serves the passed port
 source "$(dirname "$0")/demo_common.bash"
 need_bin "$B/bin/weir-demo"
 command -v python3 >/dev/null || { echo "skip: python3 needed for the fake systemd"; exit 77; }
@@ -37,8 +39,12 @@ run() {
     local dir=$TMP/$1-$2 line
     mkdir -p "$dir"
     line=$(timeout 180 $PY run "$B/bin/weir-demo" --backend "$1" --arm "$2" --tmp "$dir" 2>"$dir/py.err" | tail -n 1)
+    # A sanitizer's report in any demo's stderr fails the arm, whatever it counted.
     for f in "$dir"/*.err; do
-        [[ ${SAN:-0} == tsan ]] && grep -q 'WARNING: ThreadSanitizer:' "$f" && { cp "$f" "$TMP/server.err"; fail "$1 $2: ThreadSanitizer report in $f"; }
+        if grep -qE 'WARNING: ThreadSanitizer:|ERROR: (Address|Leak)Sanitizer|runtime error:' "$f"; then
+            grep -E -A30 'WARNING: ThreadSanitizer:|ERROR: (Address|Leak)Sanitizer|runtime error:' "$f" | head -n 60
+            fail "$1 $2: a sanitizer report in $f"
+        fi
     done
     if [[ $line != result\ * ]]; then
         cat "$dir/py.err" >&2
@@ -84,6 +90,7 @@ for be in epoll uring; do
 
     CASE="$be nostore (must lose)"
     run "$be" nostore
+    want "demos exiting non-zero" "$R_exits_nonzero + $R_last_exit" == 0
     want "adopted" "$R_adopted_min" == 0
     want "keep-alive clients that saw their connection close" "$R_closes + $R_resets" ">=" "$R_clients"
     want "reconnects" "$R_reconnects" ">=" "$R_clients"
@@ -91,6 +98,7 @@ for be in epoll uring; do
 
     CASE="$be keep-store (must lose)"
     run "$be" keep-store
+    want "demos exiting non-zero" "$R_exits_nonzero + $R_last_exit" == 0
     want "adopted" "$R_adopted_min" == "$R_clients"
     want "connections the store still holds" "$R_store_conns_left_max" == "$R_clients"
     want "closes that reached no client" "$R_no_eof_after_close" == "$R_clients"
@@ -98,6 +106,7 @@ for be in epoll uring; do
     CASE="$be proto (refused cleanly)"
     run "$be" proto
     want "the listener serves" "$R_second_listeners_min$R_second_port_is_passed" == 11
+    want "demos exiting non-zero" "$R_exits_nonzero + $R_last_exit" == 0
     want "WEIR_E_HANDOVER_VERSION reported" "$R_image_version_error" == 1
     want "adopted" "$R_adopted_min" == 0
     want "connections closed, counted" "$R_adopt_closed" == "$R_clients"
@@ -106,6 +115,7 @@ for be in epoll uring; do
 
     CASE="$be cap (FileDescriptorStoreMax=5)"
     run "$be" cap
+    want "demos exiting non-zero" "$R_exits_nonzero + $R_last_exit" == 0
     want "connections stored" "$R_stored_conns_min" == 3
     want "connections closed by the store, counted" "$R_store_closed" == $((R_clients - 3))
     want "adopted" "$R_adopted_min" == 3
@@ -115,5 +125,6 @@ for be in epoll uring; do
     run "$be" wrongpid
     want "fell back to --addr" "$R_fell_back" == 1
     want "listening on another port than the passed one" "$R_listening_port" != "$R_passed_port"
+    want "exit status" "$R_exit" == 0
 done
 echo "ok"
