@@ -1049,6 +1049,74 @@ WEIR_API int weir_handover_stats_get(const weir_handover *h, weir_handover_stats
  * destroyed. NULL is a no-op. Control thread. */
 WEIR_API void weir_handover_free(weir_handover *h);
 
+/*
+ * systemd (docs/upgrade-systemd.md), without libsystemd: socket activation
+ * and the file-descriptor store, so a service that systemd restarts keeps its
+ * listeners and its idle keep-alive connections.
+ *
+ * weir_engine_store_systemd, in a service about to exit (SIGTERM): holds the
+ * listeners (open, unheard: a client arriving meanwhile waits in the accept
+ * queue), detaches every connection at its request boundary (in-flight
+ * exchanges finish first, for up to timeout_ns; what still holds then is
+ * closed, counted as WEIR_CLOSE_HANDOVER) and sends to $NOTIFY_SOCKET
+ * "FDSTORE=1" messages: the listeners (FDNAME=weir-listen), the connections
+ * (FDNAME=weir-conn-<seq>, up to 253 a message) and one sealed memfd
+ * (FDNAME=weir-images) with their images (counters, peer, the bytes already
+ * read), headed by WEIR_HANDOVER_PROTOCOL. The unit needs
+ * FileDescriptorStoreMax= at least the listeners + connections + 1; systemd
+ * keeps the store across a restart, not across a stop (docs). The host then
+ * shuts the engine down and exits: the connections live on in the store.
+ *
+ * weir_engine_listen_systemd, at start: what sd_listen_fds(unset=1) reads
+ * ($LISTEN_PID, which must be this process, $LISTEN_FDS, $LISTEN_FDNAMES;
+ * once read, the three are unset whatever the outcome, so no child inherits
+ * them: call it before other threads use the environment). The listening TCP sockets among fds 3.. (named
+ * `name` or weir-listen when name is given; any name, else) are listened on
+ * as by weir_engine_listen_fds (one socket passed twice, by a socket unit
+ * and by the store, counts once); a store's connections are read back from
+ * weir-images and posted to the workers, which serve them as their own. A
+ * connection fd without its image, or an image without its fd, is closed
+ * and counted (`closed`); images of another protocol are not read (their
+ * connections close, counted; `image_error` says why) and the listeners are
+ * served all the same. What was adopted is removed from the store
+ * (FDSTOREREMOVE=1), or the store's copies would keep those sockets open
+ * after this process closes them.
+ */
+typedef struct weir_systemd_stats {
+    uint32_t size;        /* sizeof(weir_systemd_stats), set by the caller */
+    uint32_t listeners;   /* listening sockets taken / stored */
+    uint64_t connections; /* connections adopted / stored */
+    uint64_t closed;      /* listen: connections closed (an fd without its image, an
+                             image without its fd, images not read); store: in-flight
+                             connections the timeout closed (WEIR_CLOSE_HANDOVER) */
+    uint32_t fds;         /* listen: descriptors passed ($LISTEN_FDS); store: sent */
+    int32_t image_error;  /* listen: why the images were not read: 0,
+                             WEIR_E_HANDOVER_VERSION, -EPROTO, an errno */
+} weir_systemd_stats;
+
+/* e: created, not listening. out may be NULL (else out->size set). Returns
+ * the number of listening sockets (> 0), or -ENOENT (nothing passed: no
+ * $LISTEN_PID or $LISTEN_FDS, $LISTEN_PID not this process, no listening TCP
+ * socket of that name among the fds: the host may weir_engine_listen; a
+ * store's connections without a listener are closed, counted), -EINVAL (e
+ * NULL, a bad out->size, $LISTEN_PID or $LISTEN_FDS malformed), WEIR_E_STATE
+ * (e not in its created state: nothing is read), or what
+ * weir_engine_listen_fds returns (-EINVAL for more listeners than workers);
+ * on failure the engine is still created and unused. Control thread. (0.3) */
+WEIR_API int weir_engine_listen_systemd(weir_engine *e, const char *name, weir_systemd_stats *out);
+/* e: listening or started. timeout_ns <= 0: 10 s. Blocks until everything is
+ * sent. Returns the number of connections stored (>= 0; *out says the rest),
+ * or -ENOENT ($NOTIFY_SOCKET unset: nothing changes), -EINVAL (e NULL, a bad
+ * out->size, a $NOTIFY_SOCKET that is neither a path nor an '@' name, or
+ * too long), WEIR_E_STATE (not listening, paused or pausing, a handover
+ * or transplant under way, or already stored), WEIR_E_SHUTDOWN,
+ * -ETIMEDOUT (the workers did not give up their connections: they are
+ * served here again), or the errno of socket/connect/memfd_create/sendmsg
+ * (the connections are served here again and the listeners heard; any fds
+ * already sent stay in the store, and the next process closes them as
+ * fds without images). Control thread. (0.3) */
+WEIR_API int weir_engine_store_systemd(weir_engine *e, int64_t timeout_ns, weir_systemd_stats *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -36,6 +36,8 @@ typedef struct demo_opts {
     const char *upgrade_socket; /* --upgrade-socket PATH: SIGQUIT offers this process there */
     const char *take_over;      /* --take-over PATH: take the listeners and connections from there */
     weir_handover_options handover; /* --handover-* */
+    int systemd; /* --systemd: listen on what systemd passed (demo_systemd.h), else --addr */
+    int fdstore; /* --fdstore: SIGTERM stores the listeners and connections in systemd's fd store */
 } demo_opts;
 
 static const char demo_usage[] =
@@ -75,6 +77,10 @@ static const char demo_usage[] =
     "  --handover-deadline-ms N in-flight requests' time to reach their boundary (default 10000)\n"
     "  --handover-wait-ms N     time to wait for a successor / to find an offer (default 10000)\n"
     "  --handover-listeners-only  hand over the listeners only; connections close (comparison)\n"
+    "  --systemd                listen on the sockets systemd passed ($LISTEN_FDS) and adopt the\n"
+    "                           connections its fd store kept; --addr when none (docs/upgrade-systemd.md)\n"
+    "  --fdstore                SIGTERM stores the listeners and connections in systemd's fd store\n"
+    "                           ($NOTIFY_SOCKET) before the exit; --handover-deadline-ms bounds it\n"
     "  --version                print weir's version and exit\n"
     "signals: TERM/INT shut down gracefully; HUP prints metrics; USR1 begins a pause; USR2 resumes\n";
 
@@ -180,6 +186,14 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
         }
         if (!strcmp(f, "--handover-listeners-only")) {
             o->handover.flags |= WEIR_HANDOVER_LISTENERS_ONLY;
+            continue;
+        }
+        if (!strcmp(f, "--systemd")) {
+            o->systemd = 1;
+            continue;
+        }
+        if (!strcmp(f, "--fdstore")) {
+            o->fdstore = 1;
             continue;
         }
         if (!strcmp(f, "--adaptive")) {

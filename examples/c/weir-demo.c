@@ -38,6 +38,7 @@
 #include "demo_files.h"
 #include "demo_handover.h"
 #include "demo_stream.h"
+#include "demo_systemd.h"
 #include "demo_upload.h"
 #include "demo_ws.h"
 
@@ -413,7 +414,7 @@ static int signal_loop(demo *d, int sfd) {
         if (read(sfd, &si, sizeof si) != (ssize_t)sizeof si)
             continue;
         switch (si.ssi_signo) {
-        case SIGTERM:
+        case SIGTERM: demo_systemd_store(d->e, d->o.fdstore, d->o.handover.deadline_ms); return 0; /* --fdstore */
         case SIGINT: return 0;
         case SIGHUP: print_metrics(d); break;
         case SIGWINCH:
@@ -479,7 +480,7 @@ int main(int argc, char **argv) {
             fail(what, rc);
             goto out;
         }
-    } else if ((rc = weir_engine_listen(d.e)) < 0) {
+    } else if ((rc = demo_systemd_listen(d.e, d.o.systemd)) < 0) { /* --systemd: what systemd passed, first */
         snprintf(what, sizeof what, "listen %s:%u", d.o.host, d.o.cfg.port);
         fail(what, rc);
         goto out;

@@ -62,6 +62,9 @@ int weir_header_use(void) {
     int (*f_resume)(weir_engine *) = weir_engine_resume;
     int (*f_transplant)(weir_engine *, weir_engine *, uint32_t) = weir_engine_transplant;
     int (*f_switch)(weir_engine *, weir_engine *) = weir_engine_switch;
+    int (*f_listen_systemd)(weir_engine *, const char *, weir_systemd_stats *) = weir_engine_listen_systemd;
+    int (*f_store_systemd)(weir_engine *, int64_t, weir_systemd_stats *) = weir_engine_store_systemd;
+    weir_systemd_stats sd_stats;
     int (*f_poll)(weir_worker *, weir_exchange **, uint32_t, int) = weir_worker_poll;
     const char *(*f_close_name)(uint32_t) = weir_close_reason_name;
     const char *(*f_feature_name)(uint64_t) = weir_uring_feature_name;
@@ -151,6 +154,9 @@ int weir_header_use(void) {
     n += (f_listen_fds != 0) + (f_offer != 0) + (f_take_over != 0) + (f_ho_wait != 0) + (f_ho_stats != 0) +
          (f_ho_free != 0) + (int)ho_opt.flags + (int)ho_stats.state + WEIR_HANDOVER_PROTOCOL +
          (WEIR_CLOSE_HANDOVER != 0) + (WEIR_E_HANDOVER_VERSION != 0);
+    sd_stats.size = (uint32_t)sizeof sd_stats;
+    sd_stats.image_error = 0;
+    n += (f_listen_systemd != 0) + (f_store_systemd != 0) + (int)sd_stats.size + sd_stats.image_error;
     answer.ex = exchange;
     answer.status = 200;
     answer.flags = WEIR_RESPOND_CLOSE;
