@@ -11,7 +11,7 @@
 int main(void) {
     printf("pub const C_SIZES: &[(&str, usize, usize)] = &[\n");
     S(weir_str_t) S(weir_header_t) S(weir_http1_limits) S(weir_http1_request) S(weir_http1_chunked)
-    S(weir_config) S(weir_metrics) S(weir_request) S(weir_answer_t) S(weir_handover_options) S(weir_handover_stats) S(struct sockaddr_storage) S(socklen_t)
+    S(weir_config) S(weir_metrics) S(weir_request) S(weir_answer_t) S(weir_handover_options) S(weir_handover_stats) S(weir_systemd_stats) S(struct sockaddr_storage) S(socklen_t)
     printf("];\npub const C_FIELDS: &[(&str, usize)] = &[\n");
     F(weir_str_t, ptr) F(weir_str_t, len)
     F(weir_header_t, name) F(weir_header_t, value)
@@ -62,6 +62,8 @@ int main(void) {
     F(weir_handover_stats, listeners) F(weir_handover_stats, sent) F(weir_handover_stats, returned)
     F(weir_handover_stats, closed) F(weir_handover_stats, received) F(weir_handover_stats, refused)
     F(weir_handover_stats, lost) F(weir_handover_stats, moving_ns)
+    F(weir_systemd_stats, size) F(weir_systemd_stats, listeners) F(weir_systemd_stats, connections)
+    F(weir_systemd_stats, closed) F(weir_systemd_stats, fds) F(weir_systemd_stats, image_error)
     printf("];\npub const C_CONSTS: &[(&str, i64)] = &[\n");
     K(WEIR_VERSION_MAJOR) K(WEIR_VERSION_MINOR) K(WEIR_VERSION_PATCH) K(WEIR_VERSION_HEX)
     K(WEIR_E_BASE) K(WEIR_E_INCOMPLETE) K(WEIR_E_BAD_METHOD) K(WEIR_E_BAD_TARGET) K(WEIR_E_BAD_VERSION)

@@ -344,6 +344,17 @@ pub struct weir_handover_stats {
     pub moving_ns: u64,
 }
 
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct weir_systemd_stats {
+    pub size: u32,
+    pub listeners: u32,
+    pub connections: u64,
+    pub closed: u64,
+    pub fds: u32,
+    pub image_error: i32,
+}
+
 /// One answer of a batch given to weir_respond_many.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -434,6 +445,8 @@ extern "C" {
     pub fn weir_handover_wait(h: *mut weir_handover, timeout_ns: i64) -> c_int;
     pub fn weir_handover_stats_get(h: *const weir_handover, out: *mut weir_handover_stats) -> c_int;
     pub fn weir_handover_free(h: *mut weir_handover);
+    pub fn weir_engine_listen_systemd(e: *mut weir_engine, name: *const c_char, out: *mut weir_systemd_stats) -> c_int;
+    pub fn weir_engine_store_systemd(e: *mut weir_engine, timeout_ns: i64, out: *mut weir_systemd_stats) -> c_int;
 
     pub fn weir_exchange_request(ex: *mut weir_exchange) -> *const weir_request;
     pub fn weir_exchange_peer(ex: *mut weir_exchange, ss: *mut sockaddr_storage, len: *mut socklen_t) -> c_int;

@@ -45,6 +45,7 @@ fn sizes_and_alignments_match_the_header() {
         weir_http1_request => "weir_http1_request", weir_http1_chunked => "weir_http1_chunked",
         weir_config => "weir_config", weir_metrics => "weir_metrics", weir_request => "weir_request", weir_answer_t => "weir_answer_t",
         weir_handover_options => "weir_handover_options", weir_handover_stats => "weir_handover_stats",
+        weir_systemd_stats => "weir_systemd_stats",
         sockaddr_storage => "struct sockaddr_storage", socklen_t => "socklen_t",
     };
     let c = c::C_SIZES.iter().map(|&(n, s, a)| (n.to_string(), (s, a))).collect();
@@ -82,6 +83,7 @@ fn field_offsets_match_the_header() {
         weir_handover_options { size, flags, wait_ms, deadline_ms }
         weir_handover_stats { size, state, error, listeners, sent, returned, closed, received, refused, lost,
                               moving_ns }
+        weir_systemd_stats { size, listeners, connections, closed, fds, image_error }
     };
     let c = c::C_FIELDS.iter().map(|&(n, o)| (n.to_string(), o)).collect();
     compare("offset of", c, rust);
