@@ -246,17 +246,7 @@ int Offer::send_images() {
         size_t left = room - batch_.size();
         if (n == kMaxFds || left < sizeof(ImageBody) + (n ? img.unread_len : 0))
             break; // whole, in the next message
-        ImageBody b{};
-        b.seq = node->seq;
-        b.id = img.id;
-        b.requests = img.requests;
-        b.responses = img.responses;
-        b.parse_errors = img.parse_errors;
-        b.continues_sent = img.continues_sent;
-        b.unread_len = img.unread_len;
-        b.peer_len = img.peer_len;
-        b.served = img.served;
-        std::memcpy(b.peer, &img.peer, sizeof b.peer);
+        ImageBody b = to_body(img, node->seq);
         size_t tail = img.unread_len < left - sizeof b ? img.unread_len : left - sizeof b;
         auto *p = reinterpret_cast<const unsigned char *>(&b);
         batch_.insert(batch_.end(), p, p + sizeof b);

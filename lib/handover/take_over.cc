@@ -163,14 +163,7 @@ int TakeOver::receive(std::vector<ImageNode *> &batch, ImageNode *&partial, size
                 ConnImage &img = n->img;
                 img.fd = m.fds[fi];
                 m.fds[fi++] = -1;
-                img.id = b.id;
-                img.requests = b.requests;
-                img.responses = b.responses;
-                img.parse_errors = b.parse_errors;
-                img.continues_sent = b.continues_sent;
-                img.served = b.served != 0;
-                img.peer_len = b.peer_len;
-                std::memcpy(&img.peer, b.peer, sizeof img.peer);
+                from_body(b, img);
                 size_t tail = b.unread_len < m.len - off ? b.unread_len : m.len - off;
                 if (b.unread_len) {
                     img.unread = static_cast<char *>(std::malloc(b.unread_len));

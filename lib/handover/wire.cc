@@ -1,5 +1,7 @@
 #include "handover/wire.h"
 
+#include "conn/conn.h"
+
 #include <poll.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -8,6 +10,44 @@
 #include <cstring>
 
 namespace weir::handover {
+
+ImageBody to_body(const ConnImage &img, uint64_t seq) {
+    ImageBody b{};
+    b.seq = seq;
+    b.id = img.id;
+    b.requests = img.requests;
+    b.responses = img.responses;
+    b.parse_errors = img.parse_errors;
+    b.continues_sent = img.continues_sent;
+    b.unread_len = img.unread_len;
+    b.peer_len = img.peer_len;
+    b.served = img.served;
+    std::memcpy(b.peer, &img.peer, sizeof b.peer);
+    return b;
+}
+
+void from_body(const ImageBody &b, ConnImage &img) {
+    img.id = b.id;
+    img.requests = b.requests;
+    img.responses = b.responses;
+    img.parse_errors = b.parse_errors;
+    img.continues_sent = b.continues_sent;
+    img.served = b.served != 0;
+    img.peer_len = b.peer_len;
+    std::memcpy(&img.peer, b.peer, sizeof img.peer);
+}
+
+void attach_fds(msghdr &mh, unsigned char *ctl, const int *fds, size_t nfds) {
+    if (!nfds)
+        return;
+    mh.msg_control = ctl;
+    mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+    cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+    std::memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+}
 
 int send_msg(int sock, Type t, const void *body, size_t len, const void *tail, size_t tail_len, const int *fds,
              size_t nfds, int flags) {
@@ -19,15 +59,7 @@ int send_msg(int sock, Type t, const void *body, size_t len, const void *tail, s
     mh.msg_iov = iov;
     mh.msg_iovlen = tail_len ? 3 : (len ? 2 : 1);
     alignas(cmsghdr) unsigned char ctl[CMSG_SPACE(sizeof(int) * kMaxFds)];
-    if (nfds) {
-        mh.msg_control = ctl;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-        cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-        std::memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-    }
+    attach_fds(mh, ctl, fds, nfds);
     for (;;) {
         ssize_t n = ::sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
         if (n >= 0)

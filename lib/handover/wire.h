@@ -10,6 +10,10 @@
 #include <cstddef>
 #include <cstdint>
 
+namespace weir {
+struct ConnImage;
+}
+
 namespace weir::handover {
 
 inline constexpr uint32_t kMagic = 0x52494557; // "WEIR"
@@ -68,6 +72,15 @@ struct RefuseBody {
 };
 
 inline constexpr size_t kMoreTail = kMaxMsg - sizeof(Head);
+
+// An image's fields as the wire carries them, and back (its fd and unread
+// bytes travel beside the body; from_body sets neither).
+ImageBody to_body(const ConnImage &img, uint64_t seq);
+void from_body(const ImageBody &b, ConnImage &img);
+
+// Attaches nfds (<= kMaxFds) descriptors to mh as SCM_RIGHTS, in ctl (room
+// for kMaxFds).
+void attach_fds(msghdr &mh, unsigned char *ctl, const int *fds, size_t nfds);
 
 // One message: body and tail gathered after the head, fds attached.
 // Returns 0, -EAGAIN (flags has MSG_DONTWAIT and the socket is full), or -errno.

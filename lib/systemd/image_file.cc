@@ -76,17 +76,7 @@ int write_images(const std::vector<ImageNode *> &images, const std::vector<uint6
         const ConnImage &img = images[i]->img;
         Record r{};
         r.ino = inos[i];
-        ImageBody &b = r.body;
-        b.seq = images[i]->seq;
-        b.id = img.id;
-        b.requests = img.requests;
-        b.responses = img.responses;
-        b.parse_errors = img.parse_errors;
-        b.continues_sent = img.continues_sent;
-        b.unread_len = img.unread_len;
-        b.peer_len = img.peer_len;
-        b.served = img.served;
-        std::memcpy(b.peer, &img.peer, sizeof b.peer);
+        r.body = handover::to_body(img, images[i]->seq);
         std::memcpy(buf + off, &r, sizeof r);
         off += sizeof r;
         if (img.unread_len)
@@ -153,14 +143,7 @@ int read_images(int fd, std::vector<StoredImage> &out) {
         }
         si.node->seq = b.seq;
         ConnImage &img = si.node->img;
-        img.id = b.id;
-        img.requests = b.requests;
-        img.responses = b.responses;
-        img.parse_errors = b.parse_errors;
-        img.continues_sent = b.continues_sent;
-        img.served = b.served != 0;
-        img.peer_len = b.peer_len;
-        std::memcpy(&img.peer, b.peer, sizeof img.peer);
+        handover::from_body(b, img);
         if (b.unread_len) {
             img.unread = static_cast<char *>(std::malloc(b.unread_len));
             if (!img.unread) {

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "handover/wire.h"
+
 namespace weir::systemd {
 
 namespace {
@@ -64,16 +66,8 @@ int Notify::send(const std::string &state, const int *fds, size_t nfds) {
     msghdr mh{};
     mh.msg_iov = &iov;
     mh.msg_iovlen = 1;
-    alignas(cmsghdr) unsigned char ctl[CMSG_SPACE(sizeof(int) * kMaxFdsPerMsg)];
-    if (nfds) {
-        mh.msg_control = ctl;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-        cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-        std::memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-    }
+    alignas(cmsghdr) unsigned char ctl[CMSG_SPACE(sizeof(int) * handover::kMaxFds)];
+    handover::attach_fds(mh, ctl, fds, nfds);
     for (;;) {
         ssize_t n = ::sendmsg(fd_, &mh, MSG_NOSIGNAL);
         if (n >= 0)
