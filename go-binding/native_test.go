@@ -171,7 +171,7 @@ func TestMetrics(t *testing.T) {
 	if m.Panics != 0 || m.Unanswered != 0 || m.Gone != 0 || m.Refused != 0 {
 		t.Errorf("failures counted on a clean run: %+v", m)
 	}
-	if e.Type() != BackendEpoll || e.Type().String() != "epoll" {
+	if want := map[Backend]string{BackendEpoll: "epoll", BackendURing: "io_uring"}[testBackend()]; e.Type() != testBackend() || e.Type().String() != want {
 		t.Errorf("Type = %v", e.Type())
 	}
 }
@@ -299,14 +299,11 @@ func TestAnswerAfterConnectionDied(t *testing.T) {
 func TestShutdownWithRequestsInFlight(t *testing.T) {
 	release := make(chan struct{})
 	var started atomic.Int32
-	e, err := New(Config{Addr: "127.0.0.1:0", Workers: 2, Async: true, Handler: func(r *Request, w *ResponseWriter) {
+	e := newEngine(t, Config{Addr: "127.0.0.1:0", Workers: 2, Async: true, Handler: func(r *Request, w *ResponseWriter) {
 		started.Add(1)
 		<-release
 		_ = w.RespondString(200, "finished")
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	listened := make(chan error, 1)
 	go func() { listened <- e.Listen(context.Background()) }()
 	waitFor(t, "bind", func() bool { return e.Addr() != nil })
@@ -424,10 +421,7 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("%s: New succeeded", name)
 		}
 	}
-	e, err := New(Config{Handler: hello})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEngine(t, Config{Handler: hello})
 	if err := e.Shutdown(context.Background()); err != nil {
 		t.Errorf("Shutdown of a never-listened engine: %v", err)
 	}
@@ -435,10 +429,7 @@ func TestConfigErrors(t *testing.T) {
 
 func TestAddrInUse(t *testing.T) {
 	_, addr := start(t, Config{Handler: hello})
-	e, err := New(Config{Addr: addr, Handler: hello})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEngine(t, Config{Addr: addr, Handler: hello})
 	defer e.Shutdown(context.Background())
 	// SO_REUSEPORT lets a second engine of the same user bind the port; either
 	// answer is fine, but a failure must be a weir error carrying the errno.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Go binding against the freshly built library, installed into a temporary
 # prefix and found through pkg-config as a user's build would find it:
-# vet, go test -race, the cgocheck2 run, the static (-tags weir_static) and
+# vet, go test -race on each backend, the cgocheck2 run, the static (-tags weir_static) and
 # no-directive (-tags weir_escape) builds, and the crossing benchmarks.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -31,8 +31,12 @@ cd go-binding
 echo "== go vet"
 go vet ./...
 go vet -tags weir_escape ./...
-echo "== go test -race"
-go test -race -timeout 300s ./...
+# Every test on each backend (helpers_test.go's testBackend); a kernel
+# without io_uring skips the io_uring pass's tests one by one.
+for backend in epoll uring; do
+    echo "== go test -race ($backend)"
+    WEIR_TEST_BACKEND=$backend go test -race -timeout 300s ./...
+done
 echo "== cgocheck2 (GOEXPERIMENT=cgocheck2: checks every Go pointer stored where C can see it)"
 GOEXPERIMENT=cgocheck2 go test -timeout 300s ./...
 echo "== static link (-tags weir_static)"
