@@ -1,14 +1,15 @@
 package weir
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,30 +19,49 @@ import (
 // ServeHTTP returns a Handler that runs a standard net/http handler on the
 // native engine: Config{Handler: weir.ServeHTTP(h), PeerAddrs: true} is what
 // Config{HTTP: h} sets up. The *http.Request carries the method, URL, proto,
-// headers (copied), Host, a Body reader over the native body (valid until the
-// handler returns, as net/http's is), ContentLength, RemoteAddr and a context
-// that is cancelled when the handler returns.
+// headers (copied; Host, Transfer-Encoding and Trailer taken out of them as
+// net/http does), Host, TransferEncoding (["chunked"], with ContentLength -1),
+// Trailer (a chunked body's trailer fields: the body is whole before the
+// handler runs), a Body reader over the native body (valid until the handler
+// returns, as net/http's is), ContentLength, RemoteAddr, and a context that is
+// cancelled when the handler returns and carries http.ServerContextKey (an
+// *http.Server naming the handler and the address) and
+// http.LocalAddrContextKey (the listener's address).
 //
 // The http.ResponseWriter buffers: weir sends a whole response with
 // Content-Length, so Flush before the end only marks the response as flushed
 // (nothing leaves early) and streaming handlers see their output at the end.
 // Content-Length, Transfer-Encoding and Date set by the handler are replaced
 // by weir's (a HEAD answer keeps the length of the body written, which weir
-// does not send); "Connection: close" closes after the answer. Expect: 100-continue
-// is answered natively before the handler runs. A panic is recovered into a
-// 500 that closes the connection (http.ErrAbortHandler included) and counted
-// in Metrics.Panics.
+// does not send); "Connection: close" closes after the answer. As with
+// net/http, the header map is taken when the status is written (WriteHeader,
+// or the first Write): later changes to it are not sent. Expect: 100-continue
+// is answered natively before the handler runs. The writer is no
+// http.Hijacker: weir owns the connection. A panic is logged as net/http logs
+// it (log's standard logger; http.ErrAbortHandler is silent), recovered into
+// a 500 that closes the connection and counted in Metrics.Panics.
 func ServeHTTP(h http.Handler) Handler { return httpHandler(h) }
 
 func httpHandler(h http.Handler) Handler {
+	var srvOnce sync.Once
+	var srv *http.Server
 	return func(r *Request, w *ResponseWriter) {
-		req, hw, cancel := newHTTPRequest(r, w)
+		srvOnce.Do(func() {
+			srv = &http.Server{Handler: h}
+			if a := w.e.Addr(); a != nil {
+				srv.Addr = a.String()
+			}
+		})
+		req, hw, cancel := newHTTPRequest(r, w, srv)
 		defer func() {
 			cancel()
 			if hw.body != nil {
 				hw.body.closed.Store(true)
 			}
 			if p := recover(); p != nil {
+				if p != http.ErrAbortHandler {
+					log.Printf("http: panic serving %v: %v\n%s", req.RemoteAddr, p, debug.Stack())
+				}
 				putHTTPWriter(hw)
 				panic(p) // serve answers 500 and counts it
 			}
@@ -54,7 +74,8 @@ func httpHandler(h http.Handler) Handler {
 
 type httpWriter struct {
 	w       *ResponseWriter
-	header  http.Header
+	header  http.Header // the handler's
+	sent    http.Header // taken at WriteHeader: what is sent
 	status  int
 	buf     bytes.Buffer
 	flushed bool
@@ -66,6 +87,7 @@ var httpWriters = sync.Pool{New: func() any { return &httpWriter{} }}
 func putHTTPWriter(hw *httpWriter) {
 	hw.w = nil
 	hw.header = nil
+	hw.sent = nil
 	hw.body = nil
 	if hw.buf.Cap() > 64<<10 {
 		hw.buf = bytes.Buffer{}
@@ -73,7 +95,7 @@ func putHTTPWriter(hw *httpWriter) {
 	httpWriters.Put(hw)
 }
 
-func newHTTPRequest(r *Request, w *ResponseWriter) (*http.Request, *httpWriter, context.CancelFunc) {
+func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Request, *httpWriter, context.CancelFunc) {
 	hw := httpWriters.Get().(*httpWriter)
 	hw.w = w
 	hw.header = make(http.Header)
@@ -106,6 +128,21 @@ func newHTTPRequest(r *Request, w *ResponseWriter) (*http.Request, *httpWriter, 
 		key := http.CanonicalHeaderKey(keep(n))
 		hdr[key] = append(hdr[key], keep(v))
 	}
+	// As net/http's server: Host is r.Host, the framing and the trailer's
+	// announcement are fields of their own.
+	delete(hdr, "Host")
+	_, chunked := hdr["Transfer-Encoding"] // weir admits chunked as the only coding
+	delete(hdr, "Transfer-Encoding")
+	var trailer http.Header
+	if _, announced := hdr["Trailer"]; announced || r.NumTrailers() > 0 {
+		trailer = make(http.Header, r.NumTrailers())
+		for i := 0; i < r.NumTrailers(); i++ {
+			n, v := r.TrailerAt(i)
+			key := http.CanonicalHeaderKey(n)
+			trailer[key] = append(trailer[key], string([]byte(v)))
+		}
+		delete(hdr, "Trailer")
+	}
 
 	u, err := url.ParseRequestURI(target)
 	if err != nil {
@@ -126,6 +163,11 @@ func newHTTPRequest(r *Request, w *ResponseWriter) (*http.Request, *httpWriter, 
 		ContentLength: int64(len(body)),
 		Close:         !r.KeepAlive(),
 		Body:          http.NoBody,
+		Trailer:       trailer,
+	}
+	if chunked {
+		req.TransferEncoding = []string{"chunked"}
+		req.ContentLength = -1
 	}
 	if len(body) > 0 {
 		hw.body = &nativeBody{b: body}
@@ -135,6 +177,10 @@ func newHTTPRequest(r *Request, w *ResponseWriter) (*http.Request, *httpWriter, 
 		req.RemoteAddr = a.String()
 	}
 	ctx, cancel := context.WithCancel(w.e.baseContext())
+	ctx = context.WithValue(ctx, http.ServerContextKey, srv)
+	if a := w.e.Addr(); a != nil {
+		ctx = context.WithValue(ctx, http.LocalAddrContextKey, net.Addr(a))
+	}
 	return req.WithContext(ctx), hw, cancel
 }
 
@@ -175,6 +221,7 @@ func (hw *httpWriter) WriteHeader(code int) {
 		panic("weir: invalid WriteHeader code " + strconv.Itoa(code))
 	}
 	hw.status = code
+	hw.sent = hw.header.Clone()
 }
 
 func (hw *httpWriter) Write(p []byte) (int, error) {
@@ -208,23 +255,18 @@ func (hw *httpWriter) Flush() {
 // FlushError is Flush for http.ResponseController.
 func (hw *httpWriter) FlushError() error { hw.Flush(); return nil }
 
-// Hijack is not possible: weir owns the connection.
-func (hw *httpWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return nil, nil, http.ErrNotSupported
-}
-
 func bodyAllowed(status int) bool { return status != 204 && status != 304 }
 
 func (hw *httpWriter) finish() {
 	if hw.status == 0 {
-		hw.status = http.StatusOK
+		hw.WriteHeader(http.StatusOK)
 	}
 	w := hw.w
 	body := hw.buf.Bytes()
-	if _, ok := hw.header["Content-Type"]; !ok && len(body) > 0 && bodyAllowed(hw.status) {
-		hw.header.Set("Content-Type", http.DetectContentType(body))
+	if _, ok := hw.sent["Content-Type"]; !ok && len(body) > 0 && bodyAllowed(hw.status) {
+		hw.sent.Set("Content-Type", http.DetectContentType(body))
 	}
-	for k, vs := range hw.header {
+	for k, vs := range hw.sent {
 		switch {
 		case k == "Connection":
 			for _, v := range vs {

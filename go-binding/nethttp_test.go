@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -154,6 +157,7 @@ func TestNetHTTPExpectContinue(t *testing.T) {
 }
 
 func TestNetHTTPPanic(t *testing.T) {
+	logs := captureLog(t)
 	e, addr := start(t, Config{HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/abort" {
 			panic(http.ErrAbortHandler)
@@ -172,6 +176,103 @@ func TestNetHTTPPanic(t *testing.T) {
 	}
 	if m := e.Metrics(); m.Panics != 2 {
 		t.Errorf("Panics = %d", m.Panics)
+	}
+	// Logged as net/http logs it, once: http.ErrAbortHandler is silent.
+	logged := logs.String()
+	if strings.Count(logged, "http: panic serving 127.0.0.1:") != 1 || !strings.Contains(logged, "handler bug") ||
+		strings.Contains(logged, "abort Handler") {
+		t.Errorf("log = %q", logged)
+	}
+}
+
+// lockedBuffer is a log output the handlers' goroutines and the test share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func captureLog(t *testing.T) *lockedBuffer {
+	buf := &lockedBuffer{}
+	log.SetOutput(buf)
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+	return buf
+}
+
+// The *http.Request and the writer as net/http's server makes them: Host out
+// of the header map, a chunked body's framing and trailer in their fields,
+// the context keys, no Hijacker, the header map taken at WriteHeader.
+func TestNetHTTPRequestAsNetHTTPMakesIt(t *testing.T) {
+	type seen struct {
+		hostHeader, te, trailer      []string
+		host                         string
+		length                       int64
+		body, trailerValue, localStr string
+		server                       bool
+		hijacker                     bool
+	}
+	got := make(chan seen, 2)
+	e, addr := start(t, Config{HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		s := seen{hostHeader: r.Header["Host"], te: r.TransferEncoding, trailer: r.Header["Trailer"], host: r.Host,
+			length: r.ContentLength, body: string(b), trailerValue: r.Trailer.Get("X-Sum")}
+		srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
+		s.server = srv != nil && srv.Handler != nil
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			s.localStr = a.String()
+		}
+		_, s.hijacker = w.(http.Hijacker)
+		got <- s
+		w.Header().Set("X-Before", "1")
+		w.WriteHeader(201)
+		w.Header().Set("X-After", "1") // too late, as with net/http
+		io.WriteString(w, "ok")
+	})})
+	c := dial(t, addr)
+	c.send("POST /c HTTP/1.1\r\nHost: example.test\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n" +
+		"3\r\nabc\r\n2\r\nde\r\n0\r\nX-Sum: 5\r\n\r\n")
+	resp, body := c.read("POST")
+	if resp.StatusCode != 201 || body != "ok" || resp.Header.Get("X-Before") != "1" || resp.Header.Get("X-After") != "" {
+		t.Errorf("answer %d %q %v", resp.StatusCode, body, resp.Header)
+	}
+	s := <-got
+	if s.hostHeader != nil || s.host != "example.test" {
+		t.Errorf("Host: header %v, r.Host %q", s.hostHeader, s.host)
+	}
+	if len(s.te) != 1 || s.te[0] != "chunked" || s.length != -1 || s.body != "abcde" {
+		t.Errorf("TransferEncoding %v, ContentLength %d, body %q", s.te, s.length, s.body)
+	}
+	if s.trailer != nil || s.trailerValue != "5" {
+		t.Errorf("Trailer header %v, r.Trailer X-Sum %q", s.trailer, s.trailerValue)
+	}
+	if !s.server || s.localStr != e.Addr().String() {
+		t.Errorf("context: server %v, local addr %q (listening on %v)", s.server, s.localStr, e.Addr())
+	}
+	if s.hijacker {
+		t.Errorf("the writer claims to be an http.Hijacker")
+	}
+	// A plain request: its length, no TransferEncoding, no Trailer.
+	plain := make(chan *http.Request, 1)
+	_, addr2 := start(t, Config{HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		plain <- r
+		io.WriteString(w, "ok")
+	})})
+	c2 := dial(t, addr2)
+	c2.send(post("/p", "hello"))
+	c2.read("POST")
+	if r := <-plain; r.ContentLength != 5 || r.TransferEncoding != nil || r.Trailer != nil {
+		t.Errorf("plain: ContentLength %d, TransferEncoding %v, Trailer %v", r.ContentLength, r.TransferEncoding, r.Trailer)
 	}
 }
 
