@@ -41,7 +41,7 @@ type Engine struct {
 	stopErr  error
 
 	stats goStats
-	ctx   atomic.Pointer[context.Context] // Listen's context, the base of net/http request contexts
+	ctx   atomic.Pointer[context.Context] // Listen's context without its cancellation: the base of net/http request contexts
 }
 
 type goStats struct {
@@ -88,7 +88,8 @@ func New(cfg Config) (*Engine, error) {
 // Shutdown completes (nil), or a worker fails (its error). Addr is nil until
 // the listeners are bound.
 func (e *Engine) Listen(ctx context.Context) error {
-	e.ctx.Store(&ctx)
+	base := context.WithoutCancel(ctx) // the requests' (nethttp.go baseContext)
+	e.ctx.Store(&base)
 	if err := e.start(); err != nil {
 		return err
 	}
@@ -164,7 +165,8 @@ func (e *Engine) nativeAddr() (*net.TCPAddr, error) {
 }
 
 // Shutdown stops accepting and lets in-flight exchanges finish until ctx's
-// deadline (no deadline: without bound), then closes what is left. The native
+// deadline, or until ctx is cancelled (without either: without bound), then
+// closes what is left (idle keep-alive connections close at once). The native
 // engine is destroyed once every worker has stopped and every async handler
 // has returned, even if that is after ctx ends. It returns ctx.Err() when ctx
 // ends first, weir's -ETIMEDOUT when the grace ran out, else nil. Repeated
@@ -184,6 +186,13 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	case <-e.done:
 		return e.stopErr
 	case <-ctx.Done():
+		// Out of patience: what is left closes now. The native shutdown under
+		// way (e.stop) takes a shorter grace from any thread.
+		e.life.RLock()
+		if e.ce != nil {
+			C.weir_engine_shutdown(e.ce, 0)
+		}
+		e.life.RUnlock()
 		return ctx.Err()
 	}
 }

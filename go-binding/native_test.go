@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -355,6 +357,91 @@ func TestShutdownWithRequestsInFlight(t *testing.T) {
 		t.Errorf("Listen after Shutdown = %v", err)
 	}
 	_ = e.Metrics() // safe after destroy
+}
+
+// A Shutdown context without a deadline, cancelled while a handler is stuck:
+// Shutdown returns ctx's error at once and what was left is closed; an idle
+// keep-alive connection was closed at the start. The arm without the cancel
+// is the wait TestShutdownWithRequestsInFlight shows: the grace has no bound.
+func TestShutdownCancelledClosesWhatIsLeft(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	var started atomic.Int32
+	e := newEngine(t, Config{Addr: "127.0.0.1:0", Workers: 2, Async: true, Handler: func(r *Request, w *ResponseWriter) {
+		if r.Path() == "/stuck" {
+			started.Add(1)
+			<-release
+		}
+		_ = w.RespondString(200, "ok")
+	}})
+	go func() { _ = e.Listen(context.Background()) }()
+	waitFor(t, "bind", func() bool { return e.Addr() != nil })
+	addr := e.Addr().String()
+	idle := dial(t, addr)
+	idle.send(get("/"))
+	if _, err := readResponse(idle); err != nil {
+		t.Fatal(err)
+	}
+	stuck := dial(t, addr)
+	stuck.send(get("/stuck"))
+	waitFor(t, "the stuck handler", func() bool { return started.Load() == 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	shut := make(chan error, 1)
+	go func() { shut <- e.Shutdown(ctx) }()
+	if _, err := idle.br.ReadByte(); err != io.EOF { // idle: closed at once
+		t.Errorf("idle keep-alive connection: %v, want EOF", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v before its context ended", err)
+	default:
+	}
+	cancel()
+	select {
+	case err := <-shut:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Shutdown = %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown did not return after its context was cancelled")
+	}
+	_ = stuck.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := stuck.br.ReadByte(); err != io.EOF {
+		t.Errorf("the stuck request's connection: %v, want EOF (closed)", err)
+	}
+}
+
+// Cancelling Listen's context shuts down gracefully: the requests in flight
+// keep their contexts (they derive from Listen's without its cancellation)
+// and finish.
+func TestListenCancelLetsRequestsFinish(t *testing.T) {
+	inside := make(chan struct{})
+	ctxErr := make(chan error, 1)
+	e := newEngine(t, Config{Addr: "127.0.0.1:0", Workers: 2, HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(inside)
+		time.Sleep(300 * time.Millisecond)
+		ctxErr <- r.Context().Err()
+		io.WriteString(w, "finished")
+	})})
+	lctx, lcancel := context.WithCancel(context.Background())
+	listened := make(chan error, 1)
+	go func() { listened <- e.Listen(lctx) }()
+	waitFor(t, "bind", func() bool { return e.Addr() != nil })
+	c := dial(t, e.Addr().String())
+	c.send(get("/"))
+	<-inside
+	lcancel()
+	body, err := readResponse(c)
+	if err != nil || body != "finished" {
+		t.Errorf("in flight at the cancel: %q, %v", body, err)
+	}
+	if err := <-ctxErr; err != nil {
+		t.Errorf("the request's context ended with Listen's: %v", err)
+	}
+	if err := <-listened; err != nil {
+		t.Errorf("Listen: %v", err)
+	}
 }
 
 func readResponse(c *client) (string, error) {

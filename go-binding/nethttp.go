@@ -287,6 +287,10 @@ func (hw *httpWriter) finish() {
 	_ = w.Respond(hw.status, body)
 }
 
+// The base of every request's context: Listen's, with its values and
+// without its cancellation (Listen stores it so). Cancelling Listen's context
+// begins a graceful shutdown, and the requests in flight are what it lets
+// finish.
 func (e *Engine) baseContext() context.Context {
 	if c := e.ctx.Load(); c != nil {
 		return *c

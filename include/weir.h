@@ -444,7 +444,10 @@ WEIR_API int weir_engine_start(weir_engine *e);
  * the workers (inline mode). In driven mode the hosts' weir_worker_poll calls
  * return WEIR_E_SHUTDOWN once their worker has finished. Returns 0,
  * -ETIMEDOUT (grace ran out; what was left was closed and counted), or
- * -EINVAL. Repeated calls are harmless. Control thread. */
+ * -EINVAL. Control thread; but while one call waits, another from any thread
+ * may bring the grace's end closer (0: close what is left now) and returns 0
+ * at once; the waiting call then returns as its grace ran out. A later call
+ * never extends a grace, and one after the shutdown is harmless. */
 WEIR_API int weir_engine_shutdown(weir_engine *e, int64_t grace_ns);
 
 /* Shuts down (grace 0) if needed and frees everything. NULL is a no-op.

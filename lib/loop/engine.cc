@@ -176,10 +176,21 @@ int Engine::start() {
 }
 
 int Engine::shutdown(int64_t grace_ns) {
-    if (state_ == State::Stopped)
-        return 0;
     int64_t now = mono_ms();
     int64_t deadline = grace_ns < 0 ? INT64_MAX : now + (grace_ns + 999999) / 1000000;
+    if (shutdown_begun_.exchange(true, std::memory_order_acq_rel)) {
+        // Another call is under way (any thread) or done: this one can only
+        // bring the end of its grace closer (a host whose patience ran out:
+        // what is left closes now), never push it back.
+        int64_t cur = grace_deadline_ms_.load(std::memory_order_acquire);
+        while (deadline < cur && !grace_deadline_ms_.compare_exchange_weak(cur, deadline, std::memory_order_acq_rel)) {
+        }
+        for (auto &w : workers_)
+            w->wake();
+        return 0;
+    }
+    if (state_ == State::Stopped)
+        return 0;
     grace_deadline_ms_.store(deadline, std::memory_order_release);
     stopping_.store(true, std::memory_order_release);
     {

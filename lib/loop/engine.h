@@ -116,6 +116,7 @@ class Engine {
     sockaddr_storage addr_{};
     socklen_t addr_len_ = 0;
     std::atomic<bool> stopping_{false};
+    std::atomic<bool> shutdown_begun_{false}; // the first shutdown call's; later ones only shorten
     std::atomic<int64_t> grace_deadline_ms_{INT64_MAX};
     std::atomic<uint64_t> next_id_{0};
     std::shared_ptr<Ledger> ledger_ = std::make_shared<Ledger>();

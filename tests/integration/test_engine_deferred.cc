@@ -177,6 +177,31 @@ void test_deferred_shutdown_grace_runs_out(void **) {
     assert_int_equal(s.metrics().closes[WEIR_CLOSE_SHUTDOWN], 1);
 }
 
+// A shutdown without a bound, shortened from another thread: the second call
+// returns at once, the first returns as if its grace ran out, and what it
+// waited for is closed. The arm without the second call is the first test's
+// wait: an exchange nobody answers holds a grace of -1 for ever.
+void test_deferred_unbounded_shutdown_shortened(void **) {
+    Server s;
+    assert_int_equal(s.start(base()), 0);
+    Client c = connect_to(s.port);
+    assert_true(send_all(c, get("/defer")));
+    assert_true(wait_parked(1));
+    std::atomic<int> rc{1};
+    std::thread stopper([&] { rc = s.shutdown(-1); });
+    sleep_ms(150);
+    assert_int_equal(rc.load(), 1); // still waiting: nobody answers
+    int64_t t0 = now_ms();
+    assert_int_equal(weir_engine_shutdown(s.e, 0), 0);
+    stopper.join();
+    assert_true(now_ms() - t0 < 2000);
+    assert_int_equal(rc.load(), -ETIMEDOUT);
+    assert_true(wait_closed(c, 2000));
+    assert_int_equal(answer(g_parked[0], 200, "too late"), WEIR_E_GONE);
+    assert_int_equal(s.metrics().closes[WEIR_CLOSE_SHUTDOWN], 1);
+    assert_int_equal(weir_engine_shutdown(s.e, -1), 0); // after it: harmless, nothing extended
+}
+
 void test_deferred_handler_without_answer(void **) {
     Server s;
     assert_int_equal(s.start(base()), 0);
@@ -198,6 +223,7 @@ int main() {
         cmocka_unit_test_setup(test_deferred_gone_after_reset, reset_state),
         cmocka_unit_test_setup(test_deferred_shutdown_grace_answer_arrives, reset_state),
         cmocka_unit_test_setup(test_deferred_shutdown_grace_runs_out, reset_state),
+        cmocka_unit_test_setup(test_deferred_unbounded_shutdown_shortened, reset_state),
         cmocka_unit_test_setup(test_deferred_handler_without_answer, reset_state),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
