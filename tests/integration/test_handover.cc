@@ -107,6 +107,34 @@ HandoverPtr take_over(Server &b, const weir_config &cfg, const std::string &path
     return HandoverPtr(h);
 }
 
+// n keep-alive clients of A's port, each served one GET by A.
+std::vector<Client> served_by_a(uint16_t port, int n) {
+    std::vector<Client> cl;
+    for (int i = 0; i < n; i++) {
+        cl.push_back(connect_to(port));
+        assert_true(send_all(cl[i], get("/one")));
+        assert_string_equal(read_response(cl[i]).body.c_str(), "A /one");
+    }
+    return cl;
+}
+
+// A client whose GET /defer the handler holds (g_deferred).
+Client deferred_client(uint16_t port) {
+    g_deferred = nullptr;
+    Client busy = connect_to(port);
+    assert_true(send_all(busy, get("/defer")));
+    for (int64_t until = now_ms() + 3000; !g_deferred.load() && now_ms() < until;)
+        sleep_ms(1);
+    assert_non_null(g_deferred.load());
+    return busy;
+}
+
+HandoverPtr offer(Server &a, const std::string &path, const weir_handover_options &o) {
+    weir_handover *h = nullptr;
+    assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &h), 0);
+    return HandoverPtr(h);
+}
+
 uint64_t total_closes(const weir_metrics &m) {
     uint64_t n = 0;
     for (uint64_t c : m.closes)
@@ -118,25 +146,13 @@ void moves(uint32_t from, uint32_t to) {
     Server a, b;
     assert_int_equal(a.start(cfg_for(from, "A")), 0);
     constexpr int kClients = 16;
-    std::vector<Client> cl;
-    for (int i = 0; i < kClients; i++) {
-        cl.push_back(connect_to(a.port));
-        assert_true(send_all(cl[i], get("/one")));
-        assert_string_equal(read_response(cl[i]).body.c_str(), "A /one");
-    }
+    std::vector<Client> cl = served_by_a(a.port, kClients);
     // One in flight: its answer is A's to give, then it moves.
-    g_deferred = nullptr;
-    Client busy = connect_to(a.port);
-    assert_true(send_all(busy, get("/defer")));
-    for (int64_t until = now_ms() + 3000; !g_deferred.load() && now_ms() < until;)
-        sleep_ms(1);
-    assert_non_null(g_deferred.load());
+    Client busy = deferred_client(a.port);
 
     std::string path = sock_path();
     weir_handover_options o = opts();
-    weir_handover *ha_raw = nullptr;
-    assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &ha_raw), 0);
-    HandoverPtr ha(ha_raw);
+    HandoverPtr ha = offer(a, path, o);
     assert_int_equal(stats_of(ha.get()).state, WEIR_HANDOVER_WAITING);
     HandoverPtr hb = take_over(b, cfg_for(to, "B"), path);
     assert_int_equal(b.port, a.port); // the same sockets
@@ -186,12 +202,7 @@ void test_large_carryover_is_cut(void **) {
     weir_config ca = cfg_for(test_backend(), "A", 1);
     ca.read_buffer_size = 256 * 1024;
     assert_int_equal(a.start(ca), 0);
-    g_deferred = nullptr;
-    Client busy = connect_to(a.port);
-    assert_true(send_all(busy, get("/defer")));
-    for (int64_t until = now_ms() + 3000; !g_deferred.load() && now_ms() < until;)
-        sleep_ms(1);
-    assert_non_null(g_deferred.load());
+    Client busy = deferred_client(a.port);
     constexpr int kPipelined = 3000;
     std::string burst;
     for (int i = 0; i < kPipelined; i++)
@@ -200,9 +211,7 @@ void test_large_carryover_is_cut(void **) {
     assert_true(send_all(busy, burst));
     std::string path = sock_path();
     weir_handover_options o = opts();
-    weir_handover *ha_raw = nullptr;
-    assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &ha_raw), 0);
-    HandoverPtr ha(ha_raw);
+    HandoverPtr ha = offer(a, path, o);
     HandoverPtr hb = take_over(b, cfg_for(test_backend(), "B", 1), path);
     for (int64_t until = now_ms() + 3000; stats_of(ha.get()).state != WEIR_HANDOVER_MOVING && now_ms() < until;)
         sleep_ms(1);
@@ -226,9 +235,7 @@ void test_version_refused(void **) {
     Client c = connect_to(a.port);
     std::string path = sock_path();
     weir_handover_options o = opts();
-    weir_handover *ha_raw = nullptr;
-    assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &ha_raw), 0);
-    HandoverPtr ha(ha_raw);
+    HandoverPtr ha = offer(a, path, o);
     ::setenv("WEIR_HANDOVER_TEST_PROTO", "99", 1);
     HandoverPtr hb = take_over(b, cfg_for(test_backend(), "B"), path, WEIR_E_HANDOVER_VERSION);
     ::unsetenv("WEIR_HANDOVER_TEST_PROTO");
@@ -238,8 +245,7 @@ void test_version_refused(void **) {
     assert_string_equal(read_response(c).body.c_str(), "A /still");
     // The refused offer is over: another may follow.
     ha.reset();
-    assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &ha_raw), 0);
-    ha.reset(ha_raw);
+    ha = offer(a, path, o);
 }
 
 // A successor written by hand: takes the listeners and `images` images, acks
@@ -274,17 +280,10 @@ void test_successor_hangs_up_everything_returns(void **) {
     Server a;
     assert_int_equal(a.start(cfg_for(test_backend(), "A")), 0);
     constexpr int kClients = 8;
-    std::vector<Client> cl;
-    for (int i = 0; i < kClients; i++) {
-        cl.push_back(connect_to(a.port));
-        assert_true(send_all(cl[i], get("/one")));
-        assert_string_equal(read_response(cl[i]).body.c_str(), "A /one");
-    }
+    std::vector<Client> cl = served_by_a(a.port, kClients);
     std::string path = sock_path();
     weir_handover_options o = opts();
-    weir_handover *ha_raw = nullptr;
-    assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &ha_raw), 0);
-    HandoverPtr ha(ha_raw);
+    HandoverPtr ha = offer(a, path, o);
     assert_int_equal(fake_successor_hangs_up(path, kClients), kClients);
     int rc = weir_handover_wait(ha.get(), 5000000000LL);
     assert_true(rc == -EPIPE || rc == -ECONNRESET);
@@ -357,17 +356,10 @@ void test_listeners_only_closes(void **) {
     Server a, b;
     assert_int_equal(a.start(cfg_for(test_backend(), "A")), 0);
     constexpr int kClients = 6;
-    std::vector<Client> cl;
-    for (int i = 0; i < kClients; i++) {
-        cl.push_back(connect_to(a.port));
-        assert_true(send_all(cl[i], get("/one")));
-        assert_string_equal(read_response(cl[i]).body.c_str(), "A /one");
-    }
+    std::vector<Client> cl = served_by_a(a.port, kClients);
     std::string path = sock_path();
     weir_handover_options o = opts(WEIR_HANDOVER_LISTENERS_ONLY);
-    weir_handover *ha_raw = nullptr;
-    assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &ha_raw), 0);
-    HandoverPtr ha(ha_raw);
+    HandoverPtr ha = offer(a, path, o);
     HandoverPtr hb = take_over(b, cfg_for(test_backend(), "B"), path);
     assert_int_equal(weir_handover_wait(ha.get(), 5000000000LL), 0);
     for (int i = 0; i < kClients; i++)
@@ -386,21 +378,14 @@ void test_listeners_only_closes(void **) {
 void test_deadline_closes_what_holds(void **) {
     Server a, b;
     assert_int_equal(a.start(cfg_for(test_backend(), "A")), 0);
-    g_deferred = nullptr;
-    Client busy = connect_to(a.port);
-    assert_true(send_all(busy, get("/defer")));
-    for (int64_t until = now_ms() + 3000; !g_deferred.load() && now_ms() < until;)
-        sleep_ms(1);
+    Client busy = deferred_client(a.port);
     weir_exchange *stuck = g_deferred.load();
-    assert_non_null(stuck);
     Client idle = connect_to(a.port);
     assert_true(send_all(idle, get("/one")));
     assert_string_equal(read_response(idle).body.c_str(), "A /one");
     std::string path = sock_path();
     weir_handover_options o = opts(0, 300);
-    weir_handover *ha_raw = nullptr;
-    assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &ha_raw), 0);
-    HandoverPtr ha(ha_raw);
+    HandoverPtr ha = offer(a, path, o);
     HandoverPtr hb = take_over(b, cfg_for(test_backend(), "B"), path);
     int64_t t0 = now_ms();
     assert_int_equal(weir_handover_wait(ha.get(), 5000000000LL), 0);
