@@ -96,7 +96,14 @@ type Config struct {
 	HTTP http.Handler
 	// Async runs each handler on a goroutine of its own, answering through
 	// weir's cross-thread path, instead of inline on the worker goroutine.
+	// HTTP handlers run so by default: a net/http handler may block (a
+	// database, a lock, a slow client's body), and inline it would stall
+	// every connection of its worker.
 	Async bool
+	// Inline runs HTTP handlers on the worker goroutine, for handlers that
+	// never block: it saves a goroutine and a cross-thread answer per
+	// request (docs/go.md, "Execution"). Native handlers are inline unless Async.
+	Inline bool
 	// PeerAddrs makes Request.RemoteAddr available to native handlers (the
 	// peer address is fetched with each batch; always on for HTTP).
 	PeerAddrs bool
@@ -112,6 +119,9 @@ type Config struct {
 func (c *Config) validate() error {
 	if (c.Handler == nil) == (c.HTTP == nil) {
 		return errors.New("weir: exactly one of Config.Handler and Config.HTTP must be set")
+	}
+	if c.Inline && (c.Async || c.HTTP == nil) {
+		return errors.New("weir: Config.Inline is for HTTP handlers, and excludes Async")
 	}
 	if c.Backend != BackendEpoll && c.Backend != BackendURing {
 		return fmt.Errorf("weir: unknown backend %d", c.Backend)

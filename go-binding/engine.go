@@ -63,6 +63,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.BatchSize == 0 {
 		cfg.BatchSize = 64
 	}
+	if cfg.HTTP != nil && !cfg.Inline {
+		cfg.Async = true // a net/http handler may block: never on the worker's goroutine
+	}
 	e := &Engine{cfg: cfg, handler: cfg.Handler, done: make(chan struct{})}
 	if cfg.HTTP != nil {
 		e.handler = httpHandler(cfg.HTTP)

@@ -495,11 +495,13 @@ func TestManyGoroutinesAnswering(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	for name, cfg := range map[string]Config{
-		"no handler":   {},
-		"two handlers": {Handler: hello, HTTP: nil},
-		"name host":    {Addr: "localhost:0", Handler: hello},
-		"bad port":     {Addr: "127.0.0.1:99999", Handler: hello},
-		"bad backend":  {Backend: 7, Handler: hello},
+		"no handler":    {},
+		"two handlers":  {Handler: hello, HTTP: nil},
+		"name host":     {Addr: "localhost:0", Handler: hello},
+		"bad port":      {Addr: "127.0.0.1:99999", Handler: hello},
+		"bad backend":   {Backend: 7, Handler: hello},
+		"inline native": {Inline: true, Handler: hello},
+		"inline async":  {Inline: true, Async: true, HTTP: http.NotFoundHandler()},
 	} {
 		if name == "two handlers" {
 			continue

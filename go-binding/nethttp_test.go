@@ -64,9 +64,9 @@ func TestNetHTTPHandler(t *testing.T) {
 			t.Errorf("write on 204 = %v", err)
 		}
 	})
-	for _, async := range []bool{false, true} {
-		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
-			_, addr := start(t, Config{Async: async, HTTP: mux})
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
+			_, addr := start(t, Config{Inline: inline, HTTP: mux})
 			hc := &http.Client{Timeout: 10 * time.Second}
 			defer hc.CloseIdleConnections()
 			base := "http://" + addr
@@ -182,6 +182,57 @@ func TestNetHTTPPanic(t *testing.T) {
 	if strings.Count(logged, "http: panic serving 127.0.0.1:") != 1 || !strings.Contains(logged, "handler bug") ||
 		strings.Contains(logged, "abort Handler") {
 		t.Errorf("log = %q", logged)
+	}
+}
+
+// A blocking net/http handler stalls nothing else by default: on one worker,
+// a fast request on another connection is answered while the first blocks.
+// The arm that shows the loss: Inline, where the fast one waits for it.
+func TestNetHTTPBlockingHandlerStallsNothing(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		release := make(chan struct{})
+		blocked := make(chan struct{})
+		_, addr := start(t, Config{Workers: 1, Inline: inline, HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/block" {
+				close(blocked)
+				<-release
+			}
+			io.WriteString(w, "ok")
+		})})
+		slow := dial(t, addr)
+		slow.send(get("/block"))
+		<-blocked
+		fast := dial(t, addr)
+		fast.send(get("/fast"))
+		got := make(chan string, 1)
+		go func() {
+			_ = fast.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			b, err := readResponse(fast)
+			if err != nil {
+				b = err.Error()
+			}
+			got <- b
+		}()
+		var answer string
+		select {
+		case answer = <-got:
+		case <-time.After(500 * time.Millisecond):
+		}
+		close(release)
+		if !inline && answer != "ok" {
+			t.Errorf("default: the fast request waited behind the blocked one (%q)", answer)
+		}
+		if inline && answer != "" {
+			t.Errorf("inline: the fast request was answered (%q) while its worker was blocked: the arm shows nothing", answer)
+		}
+		if inline {
+			if b := <-got; b != "ok" {
+				t.Errorf("inline: after the release: %q", b)
+			}
+		}
+		if b, err := readResponse(slow); err != nil || b != "ok" {
+			t.Errorf("the blocked request: %q %v", b, err)
+		}
 	}
 }
 

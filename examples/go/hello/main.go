@@ -44,7 +44,8 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "HOST:PORT to listen on (numeric host)")
 	api := flag.String("api", "native", "handler API: native or nethttp")
 	workers := flag.Int("workers", 0, "native workers (0: one per CPU)")
-	async := flag.Bool("async", false, "run each handler on its own goroutine")
+	async := flag.Bool("async", false, "run each handler on its own goroutine (nethttp: the default)")
+	inline := flag.Bool("inline", false, "nethttp: run handlers on the worker goroutine (handlers that never block)")
 	backend := flag.String("backend", "epoll", "epoll or io_uring")
 	stats := flag.Bool("stats", false, "print requests and cgo crossings per request on exit (to stderr)")
 	flag.Parse()
@@ -62,6 +63,7 @@ func main() {
 		cfg.Handler = native
 	case "nethttp":
 		cfg.HTTP = http.HandlerFunc(nethttp)
+		cfg.Inline = *inline
 	default:
 		fmt.Fprintf(os.Stderr, "hello: --api must be native or nethttp, not %q\n", *api)
 		os.Exit(2)
