@@ -115,7 +115,10 @@ func serve(t *testing.T, e engine.Engine) string {
 // answers must agree on status, the headers that matter, length and body.
 func TestSameAnswersAsCelerisEpoll(t *testing.T) {
 	for _, async := range []bool{false, true} {
-		we, err := New(weir.Config{Addr: "127.0.0.1:0", Workers: 1, Async: async}, handler)
+		we, err := New(weir.Config{Addr: "127.0.0.1:0", Backend: testBackend(), Workers: 1, Async: async}, handler)
+		if errors.Is(err, weir.ErrUnavailable) {
+			t.Skipf("%v: %v", testBackend(), err)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,11 +156,18 @@ func TestSameAnswersAsCelerisEpoll(t *testing.T) {
 }
 
 func TestEngineShape(t *testing.T) {
-	e, err := New(weir.Config{Addr: "127.0.0.1:0"}, handler)
+	e, err := New(weir.Config{Addr: "127.0.0.1:0", Backend: testBackend()}, handler)
+	if errors.Is(err, weir.ErrUnavailable) {
+		t.Skipf("%v: %v", testBackend(), err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Addr() != nil || e.Type() != engine.Epoll {
+	want := engine.Epoll
+	if testBackend() == weir.BackendURing {
+		want = engine.IOUring
+	}
+	if e.Addr() != nil || e.Type() != want {
 		t.Errorf("Addr %v Type %v", e.Addr(), e.Type())
 	}
 	if err := e.PauseAccept(); !errors.Is(err, weir.ErrState) { // not listening yet
