@@ -17,9 +17,15 @@ SAN=${SAN:-0}
 command -v go >/dev/null || { echo "go not found"; exit 77; }
 [[ $SAN == tsan ]] && { echo "TSAN=1: Go's race detector (go test -race, in the plain pass) has a TSan runtime of its own, which cannot share a process with the libtsan a TSan-built libweir loads"; exit 77; }
 [[ $SAN == 1 ]] && { echo "Go binding runs against the plain build only"; exit 77; }
-snap=$(cd .. && pwd)/shared/third_party/celeris-v1.5.8
-if [[ ! -f $snap/go.mod ]]; then
-    echo "celeris v1.5.8 source not found at $snap: interop not tested"
+# The snapshot sits beside the repository (../shared); a clone elsewhere (a
+# CI scratch folder) finds it through WEIR_CELERIS_SRC or the workspace's.
+snap=
+for c in "${WEIR_CELERIS_SRC:-}" "$(cd .. && pwd)/shared/third_party/celeris-v1.5.8" \
+    /work/shared/third_party/celeris-v1.5.8; do
+    [[ -n $c && -f $c/go.mod ]] && { snap=$c; break; }
+done
+if [[ -z $snap ]]; then
+    echo "celeris v1.5.8 source not found (../shared/third_party/celeris-v1.5.8, WEIR_CELERIS_SRC): interop not tested"
     exit 77
 fi
 [[ -e $B/lib/libweir.so ]] || { echo "$B/lib/libweir.so not built"; exit 1; }
