@@ -78,6 +78,9 @@ type Config struct {
 	// WriteTimeout: output pending without progress (default 30s).
 	WriteTimeout time.Duration
 
+	// StreamWindowBytes: a streamed answer's unsent bytes at most (default
+	// 256 KiB, at most MaxOutputBytes); a writer past it waits for the client.
+	StreamWindowBytes int
 	// Parser limits (0 = default): request line 8192, header section 16384,
 	// 100 fields, chunk extensions 256, trailer section 4096, 32 trailers,
 	// body 1 MiB.
@@ -220,6 +223,7 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_li
 	}
 	set(&out.read_buffer_size, c.ReadBufferSize)
 	set(&out.max_output_bytes, c.MaxOutputBytes)
+	set(&out.stream_window_bytes, c.StreamWindowBytes)
 	set(&out.max_connections, c.MaxConnections)
 	set(&out.max_pipeline, c.MaxPipeline)
 	setD := func(dst *C.uint32_t, d time.Duration) {

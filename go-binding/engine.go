@@ -41,12 +41,14 @@ type Engine struct {
 	stopErr  error
 
 	stats goStats
+	st    streamTable                     // open streamed answers (stream.go)
 	ctx   atomic.Pointer[context.Context] // Listen's context without its cancellation: the base of net/http request contexts
 }
 
 type goStats struct {
 	responds   atomic.Uint64 // direct weir_respond crossings
 	panics     atomic.Uint64
+	goexits    atomic.Uint64
 	unanswered atomic.Uint64
 	gone       atomic.Uint64
 	refused    atomic.Uint64
@@ -83,6 +85,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, codeErr("weir_engine_create", rc)
 	}
 	e.fatal = make(chan error, int(C.weir_engine_workers(e.ce))+1)
+	e.st.init(&e.cfg)
 	return e, nil
 }
 
@@ -140,13 +143,7 @@ func (e *Engine) start() error {
 		timeout = 1
 	}
 	for _, wk := range e.workers {
-		e.wg.Add(1)
-		go func(wk *worker) {
-			defer e.wg.Done()
-			if err := wk.run(timeout); err != nil {
-				e.fatal <- err
-			}
-		}(wk)
+		e.runWorker(wk, timeout)
 	}
 	if a, err := e.nativeAddr(); err == nil {
 		e.addr.Store(a)
@@ -213,6 +210,7 @@ func (e *Engine) stop(grace int64, listening bool) {
 	e.ce = nil
 	freeC(e.host)
 	e.host = nil
+	e.st.free()
 	e.life.Unlock()
 	close(e.done)
 }

@@ -23,6 +23,7 @@ var (
 	ErrState       = &Error{Code: int(C.WEIR_E_STATE)}       // the call does not fit the engine's state
 	ErrGone        = &Error{Code: int(C.WEIR_E_GONE)}        // the exchange's connection died; the answer was dropped
 	ErrShutdown    = &Error{Code: int(C.WEIR_E_SHUTDOWN)}    // the engine is shutting down or shut down
+	ErrStale       = &Error{Code: int(C.WEIR_E_STALE)}       // the exchange's handle is no longer valid (a stream its connection's death ended)
 	ErrUnavailable = &Error{Code: int(C.WEIR_E_UNAVAILABLE)} // the backend is not available on this kernel
 )
 

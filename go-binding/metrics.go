@@ -70,7 +70,10 @@ type Metrics struct {
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
 	DirectResponds uint64 // weir_respond crossings of their own (async handlers, large inline bodies)
 	Exchanges      uint64 // exchanges handed to handlers
-	Panics         uint64 // handler panics recovered into a 500
+	Panics         uint64 // handler panics recovered into a 500 (or an aborted stream)
+	Goexits        uint64 // handlers that called runtime.Goexit (answered as Unanswered's are)
+	Streams        uint64 // streamed answers begun (ResponseWriter.Stream, net/http Flush)
+	StreamWaits    uint64 // stream writes that waited for the client to make room
 	Unanswered     uint64 // handlers that returned without answering (answered 500)
 	Gone           uint64 // answers dropped because the connection had died (WEIR_E_GONE)
 	Refused        uint64 // answers weir refused (-EINVAL, -ENOMEM), replaced by a 500
@@ -156,6 +159,9 @@ func (e *Engine) Metrics() Metrics {
 	}
 	m.DirectResponds = e.stats.responds.Load()
 	m.Panics = e.stats.panics.Load()
+	m.Goexits = e.stats.goexits.Load()
+	m.Streams = e.st.started.Load()
+	m.StreamWaits = e.st.waits.Load()
 	m.Unanswered = e.stats.unanswered.Load()
 	m.Gone = e.stats.gone.Load()
 	m.Refused = e.stats.refused.Load()

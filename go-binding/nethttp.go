@@ -1,7 +1,6 @@
 package weir
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -28,12 +27,16 @@ import (
 // *http.Server naming the handler and the address) and
 // http.LocalAddrContextKey (the listener's address).
 //
-// The http.ResponseWriter buffers: weir sends a whole response with
-// Content-Length, so Flush before the end only marks the response as flushed
-// (nothing leaves early) and streaming handlers see their output at the end.
-// Content-Length, Transfer-Encoding and Date set by the handler are replaced
-// by weir's (a HEAD answer keeps the length of the body written, which weir
-// does not send); "Connection: close" closes after the answer. As with
+// The http.ResponseWriter holds an answer whole and sends it with
+// Content-Length, until the handler calls Flush or has written more than
+// 64 KiB: the answer then streams (weir_stream_*: chunked, or the handler's
+// own Content-Length), and a Write waits while the client is a stream window
+// behind, so memory stays bounded. Inline handlers (Config.Inline) never
+// stream: their Flush only marks the answer flushed, and they see their
+// output leave at the end. Otherwise Content-Length, Transfer-Encoding and
+// Date set by the handler are replaced by weir's (a HEAD answer keeps the
+// length of the body written, which weir does not send); "Connection: close"
+// closes after the answer. As with
 // net/http, the header map is taken when the status is written (WriteHeader,
 // or the first Write): later changes to it are not sent. Expect: 100-continue
 // is answered natively before the handler runs. The writer is no
@@ -53,6 +56,7 @@ func httpHandler(h http.Handler) Handler {
 			}
 		})
 		req, hw, cancel := newHTTPRequest(r, w, srv)
+		completed := false
 		defer func() {
 			cancel()
 			if hw.body != nil {
@@ -63,36 +67,16 @@ func httpHandler(h http.Handler) Handler {
 					log.Printf("http: panic serving %v: %v\n%s", req.RemoteAddr, p, debug.Stack())
 				}
 				putHTTPWriter(hw)
-				panic(p) // serve answers 500 and counts it
+				panic(p) // serve answers 500 (or aborts the stream) and counts it
 			}
-			hw.finish()
+			if completed {
+				hw.finish()
+			} // else runtime.Goexit: serve answers as for a panic
 			putHTTPWriter(hw)
 		}()
 		h.ServeHTTP(hw, req)
+		completed = true
 	}
-}
-
-type httpWriter struct {
-	w       *ResponseWriter
-	header  http.Header // the handler's
-	sent    http.Header // taken at WriteHeader: what is sent
-	status  int
-	buf     bytes.Buffer
-	flushed bool
-	body    *nativeBody // not pooled: a handler may keep r.Body past its return
-}
-
-var httpWriters = sync.Pool{New: func() any { return &httpWriter{} }}
-
-func putHTTPWriter(hw *httpWriter) {
-	hw.w = nil
-	hw.header = nil
-	hw.sent = nil
-	hw.body = nil
-	if hw.buf.Cap() > 64<<10 {
-		hw.buf = bytes.Buffer{}
-	}
-	httpWriters.Put(hw)
 }
 
 func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Request, *httpWriter, context.CancelFunc) {
@@ -207,85 +191,6 @@ func (b *nativeBody) Read(p []byte) (int, error) {
 }
 
 func (b *nativeBody) Close() error { return nil }
-
-func (hw *httpWriter) Header() http.Header { return hw.header }
-
-func (hw *httpWriter) WriteHeader(code int) {
-	if hw.status != 0 {
-		return
-	}
-	if code >= 100 && code < 200 {
-		return // interim answers: 100 is weir's own, others (103) are not sent
-	}
-	if code < 200 || code > 999 {
-		panic("weir: invalid WriteHeader code " + strconv.Itoa(code))
-	}
-	hw.status = code
-	hw.sent = hw.header.Clone()
-}
-
-func (hw *httpWriter) Write(p []byte) (int, error) {
-	if hw.status == 0 {
-		hw.WriteHeader(http.StatusOK)
-	}
-	if !bodyAllowed(hw.status) {
-		return 0, http.ErrBodyNotAllowed
-	}
-	return hw.buf.Write(p)
-}
-
-func (hw *httpWriter) WriteString(s string) (int, error) {
-	if hw.status == 0 {
-		hw.WriteHeader(http.StatusOK)
-	}
-	if !bodyAllowed(hw.status) {
-		return 0, http.ErrBodyNotAllowed
-	}
-	return hw.buf.WriteString(s)
-}
-
-// Flush cannot send early: the native answer is whole (see ServeHTTP).
-func (hw *httpWriter) Flush() {
-	if hw.status == 0 {
-		hw.WriteHeader(http.StatusOK)
-	}
-	hw.flushed = true
-}
-
-// FlushError is Flush for http.ResponseController.
-func (hw *httpWriter) FlushError() error { hw.Flush(); return nil }
-
-func bodyAllowed(status int) bool { return status != 204 && status != 304 }
-
-func (hw *httpWriter) finish() {
-	if hw.status == 0 {
-		hw.WriteHeader(http.StatusOK)
-	}
-	w := hw.w
-	body := hw.buf.Bytes()
-	if _, ok := hw.sent["Content-Type"]; !ok && len(body) > 0 && bodyAllowed(hw.status) {
-		hw.sent.Set("Content-Type", http.DetectContentType(body))
-	}
-	for k, vs := range hw.sent {
-		switch {
-		case k == "Connection":
-			for _, v := range vs {
-				if asciiEqualFold(v, "close") && len(v) == 5 {
-					w.SetClose()
-				}
-			}
-			continue
-		case isReserved(k):
-			continue
-		}
-		for _, v := range vs {
-			if w.AddHeader(k, v) != nil {
-				continue // invalid fields are dropped, as net/http does
-			}
-		}
-	}
-	_ = w.Respond(hw.status, body)
-}
 
 // The base of every request's context: Listen's, with its values and
 // without its cancellation (Listen stores it so). Cancelling Listen's context

@@ -31,6 +31,7 @@ type ResponseWriter struct {
 	nhdr     uint32
 	close    bool
 	answered bool
+	stream   *Stream // begun by Stream: aborted if the handler panics
 }
 
 func (w *ResponseWriter) reset(e *Engine, wk *worker, ex *C.weir_exchange) {
@@ -39,6 +40,7 @@ func (w *ResponseWriter) reset(e *Engine, wk *worker, ex *C.weir_exchange) {
 	w.nhdr = 0
 	w.close = false
 	w.answered = false
+	w.stream = nil
 }
 
 // AddHeader adds a response header field. Content-Length, Transfer-Encoding,

@@ -6,19 +6,8 @@
 
 enum { STACK_HEADERS = 32 };
 
-static int respond_encoded(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, const void *body,
-                           size_t body_len, uint32_t flags) {
-    weir_header_t stack[STACK_HEADERS];
-    weir_header_t *h = stack;
-    int rc;
-    if (nhdr > STACK_HEADERS) {
-        h = (weir_header_t *)malloc(sizeof(weir_header_t) * nhdr);
-        if (h == NULL) {
-            rc = -ENOMEM;
-            goto fallback;
-        }
-    }
-    const char *p = hdrs;
+// Decodes nhdr records of [u32 name_len][u32 value_len][name][value] into h.
+static void decode_headers(const char *p, uint32_t nhdr, weir_header_t *h) {
     for (uint32_t i = 0; i < nhdr; i++) {
         uint32_t nl, vl;
         memcpy(&nl, p, 4);
@@ -31,6 +20,21 @@ static int respond_encoded(weir_exchange *ex, int status, const char *hdrs, uint
         h[i].value.len = vl;
         p += vl;
     }
+}
+
+static int respond_encoded(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, const void *body,
+                           size_t body_len, uint32_t flags) {
+    weir_header_t stack[STACK_HEADERS];
+    weir_header_t *h = stack;
+    int rc;
+    if (nhdr > STACK_HEADERS) {
+        h = (weir_header_t *)malloc(sizeof(weir_header_t) * nhdr);
+        if (h == NULL) {
+            rc = -ENOMEM;
+            goto fallback;
+        }
+    }
+    decode_headers(hdrs, nhdr, h);
     rc = weir_respond(ex, status, nhdr ? h : NULL, nhdr, body_len ? body : NULL, body_len, flags);
     if (h != stack) free(h);
     if (rc != -EINVAL && rc != -ENOMEM) return rc;
@@ -47,14 +51,21 @@ int weirgo_respond(weir_exchange *ex, int status, const char *hdrs, uint32_t nhd
 
 int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const char *arena, int32_t *rcs,
                  weir_exchange **out, const weir_request **reqs, struct sockaddr_storage *peers, uint32_t max,
-                 int timeout_ms) {
+                 int timeout_ms, const int32_t *streams) {
     for (uint32_t i = 0; i < nans; i++) {
         const weirgo_answer *a = &ans[i];
         rcs[i] = respond_encoded(a->ex, a->status, a->nhdr ? arena + a->hdr_off : NULL, a->nhdr,
                                  a->body_len ? arena + a->body_off : NULL, (size_t)a->body_len, a->flags);
     }
     int n = weir_worker_poll(w, out, max, timeout_ms);
+    // Read after the poll: a writer counts its stream before starting it, so
+    // a hand-back in this batch is always seen here.
+    int check = streams != NULL && __atomic_load_n(streams, __ATOMIC_ACQUIRE) > 0;
     for (int i = 0; i < n; i++) {
+        if (check && weir_stream_room(out[i]) >= 0) {
+            reqs[i] = NULL;
+            continue;
+        }
         reqs[i] = weir_exchange_request(out[i]);
         if (peers != NULL) {
             socklen_t len = sizeof(peers[i]);
@@ -62,4 +73,18 @@ int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const 
         }
     }
     return n;
+}
+
+int weirgo_stream_start(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, uint64_t length,
+                        uint32_t flags) {
+    weir_header_t stack[STACK_HEADERS];
+    weir_header_t *h = stack;
+    if (nhdr > STACK_HEADERS) {
+        h = (weir_header_t *)malloc(sizeof(weir_header_t) * nhdr);
+        if (h == NULL) return -ENOMEM; // not consumed: the caller answers 500
+    }
+    decode_headers(hdrs, nhdr, h);
+    int rc = weir_stream_start(ex, status, nhdr ? h : NULL, nhdr, length, flags);
+    if (h != stack) free(h);
+    return rc;
 }

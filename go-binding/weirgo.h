@@ -23,10 +23,18 @@ typedef struct weirgo_answer {
 
 // Sends every queued answer (rcs[i] gets weir_respond's result), then polls w
 // and fills out[i] with the exchanges and reqs[i] with their requests (and
-// peers[i] with their addresses when peers is not NULL). Returns poll's result.
+// peers[i] with their addresses when peers is not NULL). While *streams is
+// above 0 (streamed answers are open; streams may be NULL), an exchange that
+// is a stream handed back for room (weir_stream_room >= 0) gets reqs[i] NULL:
+// it is a wake-up for its writer, not a request. Returns poll's result.
 int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const char *arena, int32_t *rcs,
                  weir_exchange **out, const weir_request **reqs, struct sockaddr_storage *peers, uint32_t max,
-                 int timeout_ms);
+                 int timeout_ms, const int32_t *streams);
+
+// Starts a streamed answer (headers encoded as in weirgo_answer); length is
+// WEIR_LENGTH_UNKNOWN for chunked. Returns weir_stream_start's result.
+int weirgo_stream_start(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, uint64_t length,
+                        uint32_t flags);
 
 // Answers one exchange now (headers encoded as in weirgo_answer). An answer
 // weir refuses (-EINVAL, -ENOMEM) is replaced by a bare 500 that closes, so no

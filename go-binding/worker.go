@@ -29,6 +29,10 @@ type worker struct {
 	rq []Request
 	rw []ResponseWriter
 
+	// The batch being dispatched: a replacement goroutine (runWorker, after a
+	// Goexit) carries on at next.
+	n, next int
+
 	polls atomic.Uint64
 	taken atomic.Uint64
 }
@@ -69,14 +73,41 @@ func (wk *worker) queue(ex *C.weir_exchange, status int, flags uint32, hdr []byt
 	})
 }
 
+// runWorker drives wk on a goroutine of its own, counted in e.wg. An inline
+// handler that calls runtime.Goexit ends that goroutine (serve's deferred
+// check has answered its exchange by then); the goroutine's own deferred
+// check then starts another that carries on with the rest of the batch, so a
+// native worker is never left without its driver.
+func (e *Engine) runWorker(wk *worker, timeoutMs int) {
+	e.wg.Add(1)
+	go func() {
+		returned := false
+		defer func() {
+			if !returned {
+				if p := recover(); p != nil {
+					panic(p) // the binding's own bug: not a handler's (serve recovers those)
+				}
+				e.runWorker(wk, timeoutMs)
+			}
+			e.wg.Done()
+		}()
+		err := wk.run(timeoutMs)
+		returned = true
+		if err != nil {
+			e.fatal <- err
+		}
+	}()
+}
+
 func (wk *worker) run(timeoutMs int) error {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	defer runtime.UnlockOSThread() // also after a Goexit: the thread is not lost with the goroutine
 	e := wk.e
 	var peers *C.struct_sockaddr_storage
 	if wk.peers != nil {
 		peers = &wk.peers[0]
 	}
+	wk.dispatch() // what a Goexit interrupted
 	for {
 		var ans *C.weirgo_answer
 		var arena *C.char
@@ -92,7 +123,7 @@ func (wk *worker) run(timeoutMs int) error {
 		}
 		wk.polls.Add(1)
 		n := int(cCycle(wk.w, ans, C.uint32_t(nans), arena, &wk.rcs[0], &wk.ex[0], &wk.reqs[0], peers,
-			C.uint32_t(len(wk.ex)), C.int(timeoutMs)))
+			C.uint32_t(len(wk.ex)), C.int(timeoutMs), e.st.open))
 		for i := 0; i < nans; i++ {
 			e.countRespond(C.int(wk.rcs[i]))
 		}
@@ -108,20 +139,36 @@ func (wk *worker) run(timeoutMs int) error {
 		if n < 0 {
 			return codeErr("weir_worker_poll", C.int(n))
 		}
-		wk.taken.Add(uint64(n))
-		for i := 0; i < n; i++ {
-			var peer *C.struct_sockaddr_storage
-			if wk.peers != nil {
-				peer = &wk.peers[i]
-			}
-			if e.cfg.Async {
-				e.dispatchAsync(wk.ex[i], wk.reqs[i], peer)
-				continue
-			}
-			rq, rw := &wk.rq[i], &wk.rw[i]
-			rq.r, rq.peer = wk.reqs[i], peer
-			rw.reset(e, wk, wk.ex[i])
-			e.serve(rq, rw)
+		wk.n, wk.next = n, 0
+		wk.dispatch()
+	}
+}
+
+// dispatch hands the batch's exchanges, from next on, to their handlers.
+func (wk *worker) dispatch() {
+	e := wk.e
+	for wk.next < wk.n {
+		i := wk.next
+		wk.next++
+		if wk.reqs[i] == nil { // a stream handed back with room: wake its writer
+			e.st.wake(wk.ex[i])
+			continue
+		}
+		wk.taken.Add(1)
+		var peer *C.struct_sockaddr_storage
+		if wk.peers != nil {
+			peer = &wk.peers[i]
+		}
+		if e.cfg.Async {
+			e.dispatchAsync(wk.ex[i], wk.reqs[i], peer)
+			continue
+		}
+		rq, rw := &wk.rq[i], &wk.rw[i]
+		rq.r, rq.peer = wk.reqs[i], peer
+		rw.reset(e, wk, wk.ex[i])
+		e.serve(rq, rw)
+		if s := rw.stream; s != nil {
+			s.inline.Store(false) // off the worker's goroutine from now on: its writes may wait
 		}
 	}
 }
@@ -146,28 +193,40 @@ func (e *Engine) dispatchAsync(ex *C.weir_exchange, r *C.weir_request, peer *C.s
 	p.rw.reset(e, nil, ex)
 	e.inflight.Add(1)
 	go func() {
+		defer e.inflight.Done() // also after a Goexit
 		e.serve(&p.rq, &p.rw)
-		p.rq.r, p.rw.ex = nil, nil
+		p.rq.r, p.rw.ex, p.rw.stream = nil, nil, nil
 		asyncPairs.Put(p)
-		e.inflight.Done()
 	}()
 }
 
-// serve runs the handler; a panic or a missing answer becomes a 500 that
-// closes the connection, so no exchange is ever left behind.
+// serve runs the handler; a panic, a Goexit or a missing answer becomes a 500
+// that closes the connection (a stream begun is aborted instead), so no
+// exchange is ever left behind.
 func (e *Engine) serve(r *Request, w *ResponseWriter) {
+	returned := false
 	defer func() {
-		if p := recover(); p != nil {
+		p := recover()
+		switch {
+		case p != nil:
 			e.stats.panics.Add(1)
+		case !returned:
+			e.stats.goexits.Add(1)
+		case !w.answered:
+			e.stats.unanswered.Add(1)
+		}
+		if p == nil && returned {
 			if !w.answered {
 				w.fail()
 			}
 			return
 		}
-		if !w.answered {
-			e.stats.unanswered.Add(1)
+		if s := w.stream; s != nil {
+			_ = s.Abort() // ErrStreamOver when it had ended: nothing to do
+		} else if !w.answered {
 			w.fail()
 		}
 	}()
 	e.handler(r, w)
+	returned = true
 }

@@ -99,11 +99,18 @@ int Worker::stream_write(TicketRef &r, const void *p, size_t n) {
     Ticket &t = r.ticket();
     if (t.left != UINT64_MAX && n > t.left)
         return -EINVAL; // past the announced length
+    Slot &s = *static_cast<Slot *>(x->user);
+    // Before the room: a dead connection's window never drains, and a writer
+    // told -EAGAIN would wait for a hand-back that never comes.
+    if (s.gone.load(std::memory_order_acquire)) {
+        if (r.end_stream(&x) == 0)
+            post_drop(x, false);
+        return WEIR_E_GONE;
+    }
     if (int rc = stream_room(t, n); rc < 0)
         return rc;
     if (t.left != UINT64_MAX)
         t.left -= n;
-    Slot &s = *static_cast<Slot *>(x->user);
     if (owner_thread() && t.nodes.load(std::memory_order_acquire) == 0) {
         int rc = s.conn().stream_write(x, p, n);
         if (rc < 0)

@@ -1,0 +1,209 @@
+package weir
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"syscall"
+)
+
+// The net/http adapter's http.ResponseWriter (see ServeHTTP for what it
+// promises).
+
+const (
+	// streamAfter: an answer whose body passes this before the handler
+	// returns streams instead of being held whole (net/http switches to
+	// chunked at its own buffer's size the same way).
+	streamAfter = 64 << 10
+	// streamGather: a streaming answer's writes gather up to this before
+	// they cross to weir as one piece (and at every Flush).
+	streamGather = 32 << 10
+)
+
+type httpWriter struct {
+	w       *ResponseWriter
+	header  http.Header // the handler's
+	sent    http.Header // taken at WriteHeader: what is sent
+	status  int
+	buf     bytes.Buffer
+	flushed bool
+	body    *nativeBody // not pooled: a handler may keep r.Body past its return
+	stream  *Stream     // once the answer streams
+	err     error       // the stream's failure: later writes report it
+}
+
+var httpWriters = sync.Pool{New: func() any { return &httpWriter{} }}
+
+func putHTTPWriter(hw *httpWriter) {
+	hw.w = nil
+	hw.header = nil
+	hw.sent = nil
+	hw.body = nil
+	hw.stream = nil
+	hw.err = nil
+	if hw.buf.Cap() > 64<<10 {
+		hw.buf = bytes.Buffer{}
+	}
+	httpWriters.Put(hw)
+}
+
+func (hw *httpWriter) Header() http.Header { return hw.header }
+
+func (hw *httpWriter) WriteHeader(code int) {
+	if hw.status != 0 {
+		return
+	}
+	if code >= 100 && code < 200 {
+		return // interim answers: 100 is weir's own, others (103) are not sent
+	}
+	if code < 200 || code > 999 {
+		panic("weir: invalid WriteHeader code " + strconv.Itoa(code))
+	}
+	hw.status = code
+	hw.sent = hw.header.Clone()
+}
+
+func (hw *httpWriter) Write(p []byte) (int, error) {
+	if err := hw.writable(); err != nil {
+		return 0, err
+	}
+	hw.buf.Write(p)
+	return len(p), hw.gathered()
+}
+
+func (hw *httpWriter) WriteString(s string) (int, error) {
+	if err := hw.writable(); err != nil {
+		return 0, err
+	}
+	hw.buf.WriteString(s)
+	return len(s), hw.gathered()
+}
+
+func (hw *httpWriter) writable() error {
+	if hw.status == 0 {
+		hw.WriteHeader(http.StatusOK)
+	}
+	if !bodyAllowed(hw.status) {
+		return http.ErrBodyNotAllowed
+	}
+	return hw.err
+}
+
+// gathered pushes what was written once there is enough of it.
+func (hw *httpWriter) gathered() error {
+	switch {
+	case hw.stream != nil && hw.buf.Len() >= streamGather:
+		return hw.push()
+	case hw.stream == nil && hw.canStream() && hw.buf.Len() > streamAfter:
+		return hw.push()
+	}
+	return nil
+}
+
+// canStream: only a handler off the worker's goroutine may wait for the
+// client (an inline one would stall its worker, and the room it waits for is
+// reported by that worker's own poll).
+func (hw *httpWriter) canStream() bool { return hw.w.wk == nil }
+
+// Flush sends the head and what was written so far (see ServeHTTP); inline
+// handlers' Flush only marks the answer flushed.
+func (hw *httpWriter) Flush() { _ = hw.FlushError() }
+
+// FlushError is Flush for http.ResponseController.
+func (hw *httpWriter) FlushError() error {
+	if hw.status == 0 {
+		hw.WriteHeader(http.StatusOK)
+	}
+	hw.flushed = true
+	if !hw.canStream() {
+		return nil
+	}
+	if hw.err != nil {
+		return hw.err
+	}
+	return hw.push()
+}
+
+func bodyAllowed(status int) bool { return status != 204 && status != 304 }
+
+// push begins the stream if it has not begun, then sends what is gathered.
+func (hw *httpWriter) push() error {
+	if hw.stream == nil {
+		hw.addHeaders()
+		length := LengthUnknown
+		if v := hw.sent.Get("Content-Length"); v != "" {
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+				length = n // the handler's promise: kept, as net/http keeps it
+			}
+		}
+		s, err := hw.w.Stream(hw.status, length)
+		if err != nil {
+			hw.err = err
+			return err
+		}
+		hw.stream = s
+	}
+	if hw.buf.Len() == 0 {
+		return nil
+	}
+	_, err := hw.stream.Write(hw.buf.Bytes())
+	hw.buf.Reset()
+	var we *Error
+	if errors.As(err, &we) && we.Code == -int(syscall.EINVAL) {
+		err = http.ErrContentLength // past the handler's Content-Length
+	}
+	if err != nil {
+		hw.err = err
+	}
+	return err
+}
+
+// addHeaders hands the header map taken at WriteHeader to the native writer.
+func (hw *httpWriter) addHeaders() {
+	w := hw.w
+	body := hw.buf.Bytes()
+	if _, ok := hw.sent["Content-Type"]; !ok && len(body) > 0 && bodyAllowed(hw.status) {
+		hw.sent.Set("Content-Type", http.DetectContentType(body))
+	}
+	for k, vs := range hw.sent {
+		switch {
+		case k == "Connection":
+			for _, v := range vs {
+				if asciiEqualFold(v, "close") && len(v) == 5 {
+					w.SetClose()
+				}
+			}
+			continue
+		case isReserved(k):
+			continue
+		}
+		for _, v := range vs {
+			if w.AddHeader(k, v) != nil {
+				continue // invalid fields are dropped, as net/http does
+			}
+		}
+	}
+}
+
+// finish answers once the handler has returned: the whole answer, or the
+// stream's rest and its end. A stream short of its Content-Length (or
+// failed) is aborted, so the client sees a cut body, never a whole-looking one.
+func (hw *httpWriter) finish() {
+	if hw.status == 0 {
+		hw.WriteHeader(http.StatusOK)
+	}
+	if hw.stream == nil {
+		hw.addHeaders()
+		_ = hw.w.Respond(hw.status, hw.buf.Bytes())
+		return
+	}
+	if hw.err == nil {
+		_ = hw.push()
+	}
+	if hw.err == nil && hw.stream.End() == nil {
+		return
+	}
+	_ = hw.stream.Abort() // ErrStreamOver when the connection already died
+}
