@@ -138,6 +138,13 @@ WEIR_EXPORT int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t m
     });
 }
 
+WEIR_EXPORT int weir_worker_wake(weir_worker *w) {
+    if (!w)
+        return -EINVAL;
+    reinterpret_cast<Worker *>(w)->host_wake();
+    return 0;
+}
+
 WEIR_EXPORT const char *weir_close_reason_name(uint32_t reason) {
     const char *n = weir::close_reason_name(reason);
     return n ? n : "unknown";

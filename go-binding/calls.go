@@ -16,6 +16,8 @@ package weir
 #cgo nocallback weirgo_cycle
 #cgo noescape weirgo_respond
 #cgo nocallback weirgo_respond
+#cgo nocallback weirgo_on_worker
+#cgo nocallback weirgo_leave
 #include "weirgo.h"
 */
 import "C"

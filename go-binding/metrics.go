@@ -68,7 +68,9 @@ type Metrics struct {
 
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
-	DirectResponds uint64 // weir_respond crossings of their own (async handlers, large inline bodies)
+	DirectResponds uint64 // weir_respond crossings of their own (large bodies; async ones once their worker stopped)
+	Posted         uint64 // async answers carried by a worker's cycle (mailbox)
+	Wakes          uint64 // weir_worker_wake crossings (the first posted answer after each cycle)
 	Exchanges      uint64 // exchanges handed to handlers
 	Panics         uint64 // handler panics recovered into a 500 (or an aborted stream)
 	Goexits        uint64 // handlers that called runtime.Goexit (answered as Unanswered's are)
@@ -79,8 +81,8 @@ type Metrics struct {
 	Refused        uint64 // answers weir refused (-EINVAL, -ENOMEM), replaced by a 500
 }
 
-// CgoCalls is the number of hot-path crossings: polls plus direct responds.
-func (m Metrics) CgoCalls() uint64 { return m.Polls + m.DirectResponds }
+// CgoCalls is the number of hot-path crossings: polls, wakes and direct responds.
+func (m Metrics) CgoCalls() uint64 { return m.Polls + m.Wakes + m.DirectResponds }
 
 // CgoCallsPerRequest is CgoCalls over Exchanges (0 before any exchange).
 func (m Metrics) CgoCallsPerRequest() float64 {
@@ -156,6 +158,8 @@ func (e *Engine) Metrics() Metrics {
 	for _, wk := range workers {
 		m.Polls += wk.polls.Load()
 		m.Exchanges += wk.taken.Load()
+		m.Posted += wk.mb.posted.Load()
+		m.Wakes += wk.mb.wakes.Load()
 	}
 	m.DirectResponds = e.stats.responds.Load()
 	m.Panics = e.stats.panics.Load()

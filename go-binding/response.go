@@ -15,17 +15,20 @@ import (
 // panics, gets a 500 sent for it and is counted in Metrics.
 type Handler func(r *Request, w *ResponseWriter)
 
-// inlineBodyCopy: inline answers with bodies up to this size are copied into
-// the worker's arena and leave with the next poll (one crossing per batch);
-// larger ones are answered at once with their own crossing, without the copy.
+// inlineBodyCopy: answers with bodies up to this size are copied into the
+// worker's arena (inline) or mailbox (async) and leave with its next poll
+// (one crossing per batch); larger ones are answered at once with their own
+// crossing, without the copy.
 const inlineBodyCopy = 32 << 10
 
 // ResponseWriter answers one exchange. Inline handlers' answers are queued on
 // the worker and handed to weir with its next poll; async handlers' answers
-// cross at once. Not safe for concurrent use.
+// go to the worker's mailbox and ride its next cycle, which the first of them
+// wakes (weir_worker_wake). Not safe for concurrent use.
 type ResponseWriter struct {
 	ex       *C.weir_exchange
-	wk       *worker // nil: answer at once (async handlers)
+	wk       *worker // inline: answers queue on the worker; nil for async handlers
+	home     *worker // async: the worker whose mailbox carries small answers
 	e        *Engine
 	hdr      []byte // [u32 name_len][u32 value_len][name][value]...
 	nhdr     uint32
@@ -35,7 +38,7 @@ type ResponseWriter struct {
 }
 
 func (w *ResponseWriter) reset(e *Engine, wk *worker, ex *C.weir_exchange) {
-	w.ex, w.wk, w.e = ex, wk, e
+	w.ex, w.wk, w.e, w.home = ex, wk, e, nil
 	w.hdr = w.hdr[:0]
 	w.nhdr = 0
 	w.close = false
@@ -70,10 +73,11 @@ func (w *ResponseWriter) Answered() bool { return w.answered }
 
 // Respond sends the answer: status (200..999), the added headers, body. weir
 // adds Content-Length and Date and frames it. body is copied before Respond
-// returns (or, inline, into the worker's arena), so the caller may reuse it.
-// After Respond the Request's views are no longer valid. ErrGone reports a
-// connection that died first (async handlers only: inline answers learn it
-// after the next poll, where it is counted in Metrics.Gone).
+// returns (or into an arena that crosses with the worker's next cycle), so
+// the caller may reuse it. After Respond the Request's views are no longer
+// valid. ErrGone reports a connection that died first, for answers that
+// cross at once (bodies over 32 KiB); the others learn it after the cycle
+// that carried them, where it is counted in Metrics.Gone.
 func (w *ResponseWriter) Respond(status int, body []byte) error {
 	return w.respond(status, unsafe.Pointer(unsafe.SliceData(body)), len(body))
 }
@@ -98,6 +102,9 @@ func (w *ResponseWriter) respond(status int, body unsafe.Pointer, n int) error {
 	if wk := w.wk; wk != nil && n <= inlineBodyCopy {
 		wk.queue(w.ex, status, flags, w.hdr, w.nhdr, unsafe.Slice((*byte)(body), n))
 		return nil
+	}
+	if h := w.home; h != nil && n <= inlineBodyCopy && h.post(w.ex, status, flags, w.hdr, w.nhdr, unsafe.Slice((*byte)(body), n)) {
+		return nil // crosses with the worker's next cycle (mailbox.go)
 	}
 	return w.e.respondNow(w.ex, status, flags, w.hdr, w.nhdr, body, n)
 }

@@ -22,9 +22,10 @@ import (
 // writer (streamTable.wake). Pieces are cut to half the window, so one
 // hand-back always makes room for the next piece.
 
-// ErrStreamFull is Stream.Write's answer inside an inline handler when the
-// window is full: the worker's goroutine cannot wait for room (the room is
-// reported by its own next poll). Hand the Stream to a goroutine instead.
+// ErrStreamFull is Stream.Write's answer on a worker's own goroutine (an
+// inline handler) when the window is full: that goroutine cannot wait for
+// room, which its own next poll reports. Hand the Stream to a goroutine
+// instead; there Write waits.
 var ErrStreamFull = errors.New("weir: stream window full inside an inline handler")
 
 // ErrStreamOver is returned by calls on a Stream that has ended (End, Abort,
@@ -102,8 +103,8 @@ type Stream struct {
 	ex     *C.weir_exchange
 	wake   chan struct{}
 	timer  *time.Timer
-	inline atomic.Bool // inside an inline handler, on the worker's goroutine: Write never waits
 	over   atomic.Bool
+	dbg    int
 }
 
 // Stream answers with status and the added headers now and returns the
@@ -150,14 +151,14 @@ func (w *ResponseWriter) Stream(status int, length int64) (*Stream, error) {
 	}
 	w.answered = true
 	w.stream = s
-	s.inline.Store(w.wk != nil)
 	e.st.started.Add(1)
 	return s, nil
 }
 
-// Write sends p as one or more pieces. Outside an inline handler it waits
+// Write sends p as one or more pieces. Off the workers' goroutines it waits
 // while the window is full (the client reads slowly): memory stays bounded
-// by the window. Inside one it returns ErrStreamFull with what was taken.
+// by the window. On one (an inline handler) it returns ErrStreamFull with
+// what was taken.
 // An error other than ErrStreamFull and weir's -EINVAL (past the announced
 // length) ends the stream.
 func (s *Stream) Write(p []byte) (int, error) {
@@ -175,7 +176,10 @@ func (s *Stream) Write(p []byte) (int, error) {
 			done += len(piece)
 			p = p[len(piece):]
 		case rc == -C.EAGAIN:
-			if s.inline.Load() {
+			// Asked of the thread, not of the handler's mode: a goroutine
+			// an inline handler started may write before that handler
+			// has returned, and it may wait; the worker's may not.
+			if C.weirgo_on_worker() != 0 {
 				return done, ErrStreamFull
 			}
 			s.waitRoom()
@@ -245,5 +249,9 @@ func (s *Stream) waitRoom() {
 	select {
 	case <-s.wake:
 	case <-s.timer.C:
+	}
+	s.dbg++
+	if s.dbg == 40 {
+		println("DEBUG stuck stream room", int64(C.weir_stream_room(s.ex)))
 	}
 }

@@ -6,6 +6,15 @@
 
 enum { STACK_HEADERS = 32 };
 
+// Set on a thread that drives a worker (weirgo_cycle), cleared when its
+// goroutine lets it go (weirgo_leave). Go locks a worker's goroutine to its
+// thread, so no other goroutine runs there while it is set.
+static __thread int on_worker;
+
+int weirgo_on_worker(void) { return on_worker; }
+
+void weirgo_leave(void) { on_worker = 0; }
+
 // Decodes nhdr records of [u32 name_len][u32 value_len][name][value] into h.
 static void decode_headers(const char *p, uint32_t nhdr, weir_header_t *h) {
     for (uint32_t i = 0; i < nhdr; i++) {
@@ -52,6 +61,7 @@ int weirgo_respond(weir_exchange *ex, int status, const char *hdrs, uint32_t nhd
 int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const char *arena, int32_t *rcs,
                  weir_exchange **out, const weir_request **reqs, struct sockaddr_storage *peers, uint32_t max,
                  int timeout_ms, const int32_t *streams) {
+    on_worker = 1;
     for (uint32_t i = 0; i < nans; i++) {
         const weirgo_answer *a = &ans[i];
         rcs[i] = respond_encoded(a->ex, a->status, a->nhdr ? arena + a->hdr_off : NULL, a->nhdr,

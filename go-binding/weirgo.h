@@ -33,6 +33,12 @@ int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const 
 
 // Starts a streamed answer (headers encoded as in weirgo_answer); length is
 // WEIR_LENGTH_UNKNOWN for chunked. Returns weir_stream_start's result.
+// weirgo_on_worker: 1 on a thread that drives a worker (its goroutine is
+// the worker's, which must never wait for room its own next poll reports);
+// weirgo_leave clears it before that goroutine unlocks its thread.
+int weirgo_on_worker(void);
+void weirgo_leave(void);
+
 int weirgo_stream_start(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, uint64_t length,
                         uint32_t flags);
 

@@ -29,6 +29,8 @@ type worker struct {
 	rq []Request
 	rw []ResponseWriter
 
+	mb mailbox // async handlers' answers (mailbox.go)
+
 	// The batch being dispatched: a replacement goroutine (runWorker, after a
 	// Goexit) carries on at next.
 	n, next int
@@ -93,6 +95,7 @@ func (e *Engine) runWorker(wk *worker, timeoutMs int) {
 		}()
 		err := wk.run(timeoutMs)
 		returned = true
+		wk.closeBox()
 		if err != nil {
 			e.fatal <- err
 		}
@@ -102,6 +105,7 @@ func (e *Engine) runWorker(wk *worker, timeoutMs int) {
 func (wk *worker) run(timeoutMs int) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread() // also after a Goexit: the thread is not lost with the goroutine
+	defer C.weirgo_leave()         // before the unlock: the thread may serve any goroutine after it
 	e := wk.e
 	var peers *C.struct_sockaddr_storage
 	if wk.peers != nil {
@@ -109,6 +113,7 @@ func (wk *worker) run(timeoutMs int) error {
 	}
 	wk.dispatch() // what a Goexit interrupted
 	for {
+		wk.take()
 		var ans *C.weirgo_answer
 		var arena *C.char
 		nans := len(wk.ans)
@@ -160,16 +165,13 @@ func (wk *worker) dispatch() {
 			peer = &wk.peers[i]
 		}
 		if e.cfg.Async {
-			e.dispatchAsync(wk.ex[i], wk.reqs[i], peer)
+			e.dispatchAsync(wk, wk.ex[i], wk.reqs[i], peer)
 			continue
 		}
 		rq, rw := &wk.rq[i], &wk.rw[i]
 		rq.r, rq.peer = wk.reqs[i], peer
 		rw.reset(e, wk, wk.ex[i])
 		e.serve(rq, rw)
-		if s := rw.stream; s != nil {
-			s.inline.Store(false) // off the worker's goroutine from now on: its writes may wait
-		}
 	}
 }
 
@@ -183,7 +185,7 @@ type asyncPair struct {
 
 var asyncPairs = sync.Pool{New: func() any { return new(asyncPair) }}
 
-func (e *Engine) dispatchAsync(ex *C.weir_exchange, r *C.weir_request, peer *C.struct_sockaddr_storage) {
+func (e *Engine) dispatchAsync(wk *worker, ex *C.weir_exchange, r *C.weir_request, peer *C.struct_sockaddr_storage) {
 	p := asyncPairs.Get().(*asyncPair)
 	p.rq.r, p.rq.peer = r, nil
 	if peer != nil {
@@ -191,6 +193,7 @@ func (e *Engine) dispatchAsync(ex *C.weir_exchange, r *C.weir_request, peer *C.s
 		p.rq.peer = &p.peer
 	}
 	p.rw.reset(e, nil, ex)
+	p.rw.home = wk
 	e.inflight.Add(1)
 	go func() {
 		defer e.inflight.Done() // also after a Goexit

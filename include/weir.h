@@ -527,6 +527,15 @@ WEIR_API int weir_engine_resume(weir_engine *e);
  */
 WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max, int timeout_ms);
 
+/* Driven mode: makes w's weir_worker_poll return after its current pass,
+ * ready requests or not (0 then), so the host can hand the worker work of
+ * its own (answers its other threads gathered, to be given from the polling
+ * thread in one batch) without waiting out the poll's timeout. A wake given
+ * while no poll runs is kept for the next one, which then makes one pass and
+ * returns; wakes given before a poll returns count once. Returns 0 or -EINVAL.
+ * Any thread. (0.3) */
+WEIR_API int weir_worker_wake(weir_worker *w);
+
 /* Close reasons, indexes into weir_metrics.closes. */
 #define WEIR_CLOSE_PEER 0            /* the peer closed or reset                         */
 #define WEIR_CLOSE_NOT_KEEP_ALIVE 1  /* Connection: close, HTTP/1.0 without keep-alive  */

@@ -182,6 +182,12 @@ class Worker final : public ImageSink {
     void run();
     // Driven mode (weir_worker_poll).
     int poll(weir_exchange **out, uint32_t max, int timeout_ms);
+    // weir_worker_wake, any thread: the poll under way (or the next) returns
+    // after its pass.
+    void host_wake() {
+        host_woken_.store(true, std::memory_order_release);
+        wake();
+    }
     // Control thread, once no thread runs the loop any more (destroy): closes
     // what is left, counted as shutdown.
     void finish_here();
@@ -414,6 +420,7 @@ class Worker final : public ImageSink {
     // MpscQueue (so no ABA), and in no order (each only releases its exchange).
     std::atomic<Exchange *> drops_{nullptr};
     std::atomic<bool> wake_pending_{false};
+    std::atomic<bool> host_woken_{false}; // weir_worker_wake: poll returns after its pass
     // Foreign threads between a push onto handoffs_ or answers_ and the end
     // of the wake after it (push_and_wake); ~Worker waits for 0.
     std::atomic<uint32_t> posting_{0};

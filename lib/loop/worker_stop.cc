@@ -101,6 +101,8 @@ int Worker::poll(weir_exchange **out, uint32_t max, int timeout_ms) {
             break;
         first = false;
         pass(t);
+        if (host_woken_.load(std::memory_order_relaxed) && host_woken_.exchange(false, std::memory_order_acquire))
+            break; // weir_worker_wake: the host has work for this thread
     }
     // Owed accepts are taken now, up to max_connections accepts' worth, so
     // one poll does not leave the backlog waiting on the host's handlers.

@@ -1,6 +1,7 @@
 // Driven mode: the host's thread runs the worker with weir_worker_poll; one
 // poll returns a batch; answers given since the last poll leave on the next
-// one; foreign-thread answers wake the poll; shutdown ends the polls.
+// one; foreign-thread answers wake the poll, and so does weir_worker_wake;
+// shutdown ends the polls.
 #include <atomic>
 #include <string>
 #include <thread>
@@ -138,6 +139,50 @@ void test_driven_foreign_answer_wakes_poll(void **) {
     assert_string_equal(r.body.c_str(), "from afar");
 }
 
+// weir_worker_wake returns a poll that has nothing ready, from another
+// thread, and one given before a poll returns the next one; it counts once.
+// The control is a poll left to its timeout in the same run; a loop that
+// ignores the wake sits out the 5 s bound instead (the arm that shows it).
+void test_driven_wake_returns_poll(void **) {
+    Driven d;
+    assert_int_equal(d.start(), 0);
+    assert_int_equal(weir_worker_wake(nullptr), -EINVAL);
+    weir_exchange *out[4];
+    int64_t t0 = now_ms();
+    assert_int_equal(weir_worker_poll(d.w, out, 4, 300), 0);
+    int64_t control = now_ms() - t0; // nothing wakes it: the whole timeout
+    assert_true(control >= 250);
+
+    std::atomic<int64_t> woke_at{0};
+    int64_t returned_at = 0;
+    std::thread host([&] {
+        int n = weir_worker_poll(d.w, out, 4, 5000);
+        returned_at = now_ms();
+        assert_int_equal(n, 0);
+    });
+    sleep_ms(50);
+    woke_at = now_ms();
+    assert_int_equal(weir_worker_wake(d.w), 0);
+    host.join();
+    int64_t lag = returned_at - woke_at.load();
+
+    // Before the poll: kept for it, and counted once however many were given.
+    assert_int_equal(weir_worker_wake(d.w), 0);
+    assert_int_equal(weir_worker_wake(d.w), 0);
+    t0 = now_ms();
+    assert_int_equal(weir_worker_poll(d.w, out, 4, 5000), 0);
+    int64_t early = now_ms() - t0;
+    t0 = now_ms();
+    assert_int_equal(weir_worker_poll(d.w, out, 4, 300), 0);
+    int64_t after = now_ms() - t0;
+    print_message("wake: control poll %lld ms; a woken poll returned %lld ms after the wake; one woken "
+                  "beforehand took %lld ms; the poll after it %lld ms\n",
+                  (long long)control, (long long)lag, (long long)early, (long long)after);
+    assert_true(lag * 4 < control);
+    assert_true(early * 4 < control);
+    assert_true(after * 4 >= control * 3); // the wakes were used up by one poll
+}
+
 void test_driven_shutdown_ends_polls(void **) {
     Driven d;
     assert_int_equal(d.start(2), 0);
@@ -259,6 +304,7 @@ int main() {
         cmocka_unit_test(test_driven_pipelined_batch),
         cmocka_unit_test(test_driven_small_max_keeps_the_rest),
         cmocka_unit_test(test_driven_foreign_answer_wakes_poll),
+        cmocka_unit_test(test_driven_wake_returns_poll),
         cmocka_unit_test(test_driven_shutdown_ends_polls),
         cmocka_unit_test(test_driven_pipeline_backpressure_resumes),
         cmocka_unit_test(test_driven_poll_takes_owed_accepts),
