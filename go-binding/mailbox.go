@@ -35,19 +35,7 @@ func (wk *worker) post(ex *C.weir_exchange, status int, flags uint32, hdr []byte
 		mb.mu.Unlock()
 		return false
 	}
-	hoff := len(mb.arena)
-	mb.arena = append(mb.arena, hdr...)
-	boff := len(mb.arena)
-	mb.arena = append(mb.arena, body...)
-	mb.ans = append(mb.ans, C.weirgo_answer{
-		ex:       ex,
-		status:   C.int32_t(status),
-		flags:    C.uint32_t(flags),
-		nhdr:     C.uint32_t(nhdr),
-		hdr_off:  C.uint32_t(hoff),
-		body_off: C.uint64_t(boff),
-		body_len: C.uint64_t(len(body)),
-	})
+	mb.ans, mb.arena = appendAnswer(mb.ans, mb.arena, ex, status, flags, hdr, nhdr, body)
 	mb.mu.Unlock()
 	mb.posted.Add(1)
 	if !mb.woken.Swap(true) {

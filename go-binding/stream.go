@@ -99,12 +99,12 @@ func (t *streamTable) wake(ex *C.weir_exchange) {
 // End or Abort (or its connection's death, which a call reports); a handler
 // that panics with an open stream has it aborted.
 type Stream struct {
-	e      *Engine
-	ex     *C.weir_exchange
-	wake   chan struct{}
-	timer  *time.Timer
-	over   atomic.Bool
-	dbg    int
+	e     *Engine
+	ex    *C.weir_exchange
+	wake  chan struct{}
+	timer *time.Timer
+	over  atomic.Bool
+	dbg   int
 }
 
 // Stream answers with status and the added headers now and returns the

@@ -60,11 +60,18 @@ func newWorker(e *Engine, w *C.weir_worker, batch int, peers bool) *worker {
 
 // queue records an inline answer; it crosses with the next cycle.
 func (wk *worker) queue(ex *C.weir_exchange, status int, flags uint32, hdr []byte, nhdr uint32, body []byte) {
-	hoff := len(wk.arena)
-	wk.arena = append(wk.arena, hdr...)
-	boff := len(wk.arena)
-	wk.arena = append(wk.arena, body...)
-	wk.ans = append(wk.ans, C.weirgo_answer{
+	wk.ans, wk.arena = appendAnswer(wk.ans, wk.arena, ex, status, flags, hdr, nhdr, body)
+}
+
+// appendAnswer copies one answer's headers and body into arena and records
+// it in ans, in the layout weirgo_cycle reads.
+func appendAnswer(ans []C.weirgo_answer, arena []byte, ex *C.weir_exchange, status int, flags uint32,
+	hdr []byte, nhdr uint32, body []byte) ([]C.weirgo_answer, []byte) {
+	hoff := len(arena)
+	arena = append(arena, hdr...)
+	boff := len(arena)
+	arena = append(arena, body...)
+	return append(ans, C.weirgo_answer{
 		ex:       ex,
 		status:   C.int32_t(status),
 		flags:    C.uint32_t(flags),
@@ -72,7 +79,7 @@ func (wk *worker) queue(ex *C.weir_exchange, status int, flags uint32, hdr []byt
 		hdr_off:  C.uint32_t(hoff),
 		body_off: C.uint64_t(boff),
 		body_len: C.uint64_t(len(body)),
-	})
+	}), arena
 }
 
 // runWorker drives wk on a goroutine of its own, counted in e.wg. An inline
