@@ -45,28 +45,17 @@ func (wk *worker) post(ex *C.weir_exchange, status int, flags uint32, hdr []byte
 	return true
 }
 
-// take moves the posted answers into the worker's own queue, which async
-// mode leaves empty otherwise (only inline handlers queue there), so the two
-// swap buffers. The flag is lowered first: an answer posted after it wakes
-// the next poll, and none is left behind.
+// take moves the posted answers into the worker's own queue. Only async
+// mode posts and only inline mode queues (the modes are exclusive), so the
+// queue is empty here and the two swap buffers. The flag is lowered first: an
+// answer posted after it wakes the next poll, and none is left behind.
 func (wk *worker) take() {
 	mb := &wk.mb
 	mb.woken.Store(false)
 	mb.mu.Lock()
 	if len(mb.ans) > 0 {
-		if len(wk.ans) == 0 {
-			wk.ans, mb.ans = mb.ans, wk.ans[:0]
-			wk.arena, mb.arena = mb.arena, wk.arena[:0]
-		} else { // not in async mode; kept correct all the same
-			base := len(wk.arena)
-			wk.arena = append(wk.arena, mb.arena...)
-			for _, a := range mb.ans {
-				a.hdr_off += C.uint32_t(base)
-				a.body_off += C.uint64_t(base)
-				wk.ans = append(wk.ans, a)
-			}
-			mb.ans, mb.arena = mb.ans[:0], mb.arena[:0]
-		}
+		wk.ans, mb.ans = mb.ans, wk.ans[:0]
+		wk.arena, mb.arena = mb.arena, wk.arena[:0]
 	}
 	mb.mu.Unlock()
 }

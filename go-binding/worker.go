@@ -120,7 +120,9 @@ func (wk *worker) run(timeoutMs int) error {
 	}
 	wk.dispatch() // what a Goexit interrupted
 	for {
-		wk.take()
+		if e.cfg.Async { // inline mode never posts: its hot path pays no lock
+			wk.take()
+		}
 		var ans *C.weirgo_answer
 		var arena *C.char
 		nans := len(wk.ans)
