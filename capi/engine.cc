@@ -145,6 +145,12 @@ WEIR_EXPORT int weir_worker_wake(weir_worker *w) {
     return 0;
 }
 
+WEIR_EXPORT int weir_worker_own(weir_worker *w, int own) {
+    if (!w)
+        return -EINVAL;
+    return reinterpret_cast<Worker *>(w)->own(own != 0);
+}
+
 WEIR_EXPORT const char *weir_close_reason_name(uint32_t reason) {
     const char *n = weir::close_reason_name(reason);
     return n ? n : "unknown";

@@ -34,11 +34,13 @@ type Engine struct {
 	workers   []*worker
 	addr      atomic.Pointer[net.TCPAddr]
 
-	wg       sync.WaitGroup // worker goroutines
-	inflight sync.WaitGroup // async handlers
-	fatal    chan error
-	done     chan struct{} // closed once the engine is destroyed
-	stopErr  error
+	wg        sync.WaitGroup  // worker goroutines
+	inflight  sync.WaitGroup  // async handlers
+	idle      chan *asyncPair // async.go: idle handler goroutines wait here
+	idleCount atomic.Int32
+	fatal     chan error
+	done      chan struct{} // closed once the engine is destroyed
+	stopErr   error
 
 	stats goStats
 	st    streamTable                     // open streamed answers (stream.go)
@@ -68,7 +70,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.HTTP != nil && !cfg.Inline {
 		cfg.Async = true // a net/http handler may block: never on the worker's goroutine
 	}
-	e := &Engine{cfg: cfg, handler: cfg.Handler, done: make(chan struct{})}
+	e := &Engine{cfg: cfg, handler: cfg.Handler, done: make(chan struct{}), idle: make(chan *asyncPair)}
 	if cfg.HTTP != nil {
 		e.handler = httpHandler(cfg.HTTP)
 	}

@@ -6,9 +6,10 @@
 
 enum { STACK_HEADERS = 32 };
 
-// Set on a thread that drives a worker (weirgo_cycle), cleared when its
-// goroutine lets it go (weirgo_leave). Go locks a worker's goroutine to its
-// thread, so no other goroutine runs there while it is set.
+// Set on a thread that drives an inline worker (weirgo_cycle's mark), cleared
+// when its goroutine lets it go (weirgo_leave). Go locks an inline worker's
+// goroutine to its thread, so no other goroutine runs there while it is set.
+// An async worker is not locked and never sets it.
 static __thread int on_worker;
 
 int weirgo_on_worker(void) { return on_worker; }
@@ -60,8 +61,11 @@ int weirgo_respond(weir_exchange *ex, int status, const char *hdrs, uint32_t nhd
 
 int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const char *arena, int32_t *rcs,
                  weir_exchange **out, const weir_request **reqs, struct sockaddr_storage *peers, uint32_t max,
-                 int timeout_ms, const int32_t *streams) {
-    on_worker = 1;
+                 int timeout_ms, const int32_t *streams, int mark) {
+    if (mark)
+        on_worker = 1;
+    else
+        weir_worker_own(w, 1); // this cycle's thread gives the answers: at once, not posted
     for (uint32_t i = 0; i < nans; i++) {
         const weirgo_answer *a = &ans[i];
         rcs[i] = respond_encoded(a->ex, a->status, a->nhdr ? arena + a->hdr_off : NULL, a->nhdr,
@@ -82,6 +86,12 @@ int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const 
             if (weir_exchange_peer(out[i], &peers[i], &len) != 0) peers[i].ss_family = AF_UNSPEC;
         }
     }
+    // Unlocked (async), this thread may run a handler goroutine next while
+    // the worker's goroutine polls from another: no thread is the worker's
+    // until that poll, so the handler's answer is posted, never given at once
+    // beside the poll.
+    if (!mark)
+        weir_worker_own(w, 0);
     return n;
 }
 

@@ -26,10 +26,12 @@ typedef struct weirgo_answer {
 // peers[i] with their addresses when peers is not NULL). While *streams is
 // above 0 (streamed answers are open; streams may be NULL), an exchange that
 // is a stream handed back for room (weir_stream_room >= 0) gets reqs[i] NULL:
-// it is a wake-up for its writer, not a request. Returns poll's result.
+// it is a wake-up for its writer, not a request. mark 1 (inline mode: the
+// handlers run next on this thread) marks the thread as the worker's for
+// weirgo_on_worker; async mode's unlocked worker passes 0. Returns poll's result.
 int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const char *arena, int32_t *rcs,
                  weir_exchange **out, const weir_request **reqs, struct sockaddr_storage *peers, uint32_t max,
-                 int timeout_ms, const int32_t *streams);
+                 int timeout_ms, const int32_t *streams, int mark);
 
 // Starts a streamed answer (headers encoded as in weirgo_answer); length is
 // WEIR_LENGTH_UNKNOWN for chunked. Returns weir_stream_start's result.

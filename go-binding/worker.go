@@ -7,13 +7,12 @@ import "C"
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 )
 
-// worker drives one native worker from one goroutine locked to its OS thread:
-// each cycle is one cgo call that hands weir the answers queued since the last
+// worker drives one native worker from one goroutine (locked to its OS
+// thread in inline mode, see run): each cycle is one cgo call that hands weir the answers queued since the last
 // one and returns the next batch of exchanges.
 type worker struct {
 	e     *Engine
@@ -35,8 +34,9 @@ type worker struct {
 	// Goexit) carries on at next.
 	n, next int
 
-	polls atomic.Uint64
-	taken atomic.Uint64
+	polls   atomic.Uint64
+	taken   atomic.Uint64
+	running atomic.Int32 // async handlers of this worker not yet returned
 }
 
 const arenaKeep = 1 << 20 // an arena grown past this is dropped after its batch
@@ -110,17 +110,38 @@ func (e *Engine) runWorker(wk *worker, timeoutMs int) {
 }
 
 func (wk *worker) run(timeoutMs int) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread() // also after a Goexit: the thread is not lost with the goroutine
-	defer C.weirgo_leave()         // before the unlock: the thread may serve any goroutine after it
 	e := wk.e
+	var mark C.int
+	if !e.cfg.Async {
+		// Inline handlers run on this goroutine, and weirgo_on_worker must
+		// name its thread: locked. An async worker stays unlocked, so the
+		// handler goroutines it starts can run on its own thread while it
+		// yields (wait below), with no thread woken for them and none for it.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread() // also after a Goexit: the thread is not lost with the goroutine
+		defer C.weirgo_leave()         // before the unlock: the thread may serve any goroutine after it
+		mark = 1
+	}
 	var peers *C.struct_sockaddr_storage
 	if wk.peers != nil {
 		peers = &wk.peers[0]
 	}
 	wk.dispatch() // what a Goexit interrupted
+	yields := 0
 	for {
-		if e.cfg.Async { // inline mode never posts: its hot path pays no lock
+		timeout := timeoutMs
+		if e.cfg.Async {
+			// While its handlers run, the worker polls without waiting and
+			// yields between polls (at most maxYields in a row), so their
+			// answers ride its next cycle with no wake. Then it waits: take
+			// lowers the wake flag first, so an answer posted from then on
+			// wakes the poll.
+			if wk.running.Load() > 0 && yields < maxYields {
+				wk.mb.woken.Store(true) // no wake while the worker is about to look anyway
+				timeout = 0
+			} else {
+				yields = 0
+			}
 			wk.take()
 		}
 		var ans *C.weirgo_answer
@@ -137,7 +158,7 @@ func (wk *worker) run(timeoutMs int) error {
 		}
 		wk.polls.Add(1)
 		n := int(cCycle(wk.w, ans, C.uint32_t(nans), arena, &wk.rcs[0], &wk.ex[0], &wk.reqs[0], peers,
-			C.uint32_t(len(wk.ex)), C.int(timeoutMs), e.st.open))
+			C.uint32_t(len(wk.ex)), C.int(timeout), e.st.open, mark))
 		for i := 0; i < nans; i++ {
 			e.countRespond(C.int(wk.rcs[i]))
 		}
@@ -155,8 +176,17 @@ func (wk *worker) run(timeoutMs int) error {
 		}
 		wk.n, wk.next = n, 0
 		wk.dispatch()
+		if timeout == 0 && timeoutMs != 0 {
+			yields++
+			runtime.Gosched()
+		}
 	}
 }
+
+// maxYields bounds the polls without a wait while an async worker's handlers
+// run: a handler that blocks costs the worker this many empty passes, then
+// the worker waits in its poll as an idle one does.
+const maxYields = 4
 
 // dispatch hands the batch's exchanges, from next on, to their handlers.
 func (wk *worker) dispatch() {
@@ -182,34 +212,6 @@ func (wk *worker) dispatch() {
 		rw.reset(e, wk, wk.ex[i])
 		e.serve(rq, rw)
 	}
-}
-
-// asyncPair carries one exchange to its own goroutine. The peer address is
-// copied: the worker's peers array is rewritten by its next poll.
-type asyncPair struct {
-	rq   Request
-	rw   ResponseWriter
-	peer C.struct_sockaddr_storage
-}
-
-var asyncPairs = sync.Pool{New: func() any { return new(asyncPair) }}
-
-func (e *Engine) dispatchAsync(wk *worker, ex *C.weir_exchange, r *C.weir_request, peer *C.struct_sockaddr_storage) {
-	p := asyncPairs.Get().(*asyncPair)
-	p.rq.r, p.rq.peer = r, nil
-	if peer != nil {
-		p.peer = *peer
-		p.rq.peer = &p.peer
-	}
-	p.rw.reset(e, nil, ex)
-	p.rw.home = wk
-	e.inflight.Add(1)
-	go func() {
-		defer e.inflight.Done() // also after a Goexit
-		e.serve(&p.rq, &p.rw)
-		p.rq.r, p.rw.ex, p.rw.stream = nil, nil, nil
-		asyncPairs.Put(p)
-	}()
 }
 
 // serve runs the handler; a panic, a Goexit or a missing answer becomes a 500

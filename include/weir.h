@@ -21,7 +21,8 @@
  *   never reaches another request (see "Exchanges" below).
  * - A driven worker is driven by one host thread at a time; which thread
  *   may change between polls (the one that polls last is the worker's
- *   thread until the next poll), but two threads must never poll it at once.
+ *   thread until the next poll, or until it gives its turn up with
+ *   weir_worker_own), but two threads must never poll it at once.
  *
  * Errors
  * ------
@@ -535,6 +536,17 @@ WEIR_API int weir_worker_poll(weir_worker *w, weir_exchange **out, uint32_t max,
  * returns; wakes given before a poll returns count once. Returns 0 or -EINVAL.
  * Any thread. (0.3) */
 WEIR_API int weir_worker_wake(weir_worker *w);
+
+/* Driven mode, from the thread that drives w, between its polls: own 1 makes
+ * the calling thread w's thread, as a poll does (its answers are then given
+ * at once, not posted); own 0 ends the calling thread's turn (a no-op if it
+ * is not w's thread), so that until the next poll no thread is w's and every
+ * answer, from any thread, is posted. For a host whose driving thread runs
+ * other work between polls: Go's binding drives an async worker from a
+ * goroutine not locked to a thread, so a handler goroutine may run on the
+ * thread that polled last while the driver polls from another. Returns 0 or
+ * -EINVAL. (0.3) */
+WEIR_API int weir_worker_own(weir_worker *w, int own);
 
 /* Close reasons, indexes into weir_metrics.closes. */
 #define WEIR_CLOSE_PEER 0            /* the peer closed or reset                         */

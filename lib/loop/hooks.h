@@ -33,6 +33,9 @@ struct LoopHooks {
     // errno instead of reaching the kernel (EINVAL: as a filesystem that
     // cannot splice), so tests show the answer still arrives, read.
     std::atomic<int> file_range_errno{0};
+    // Answers given from a thread that was not the worker's, posted to it
+    // (Worker::respond's queue path). Counted always, read by tests.
+    std::atomic<uint64_t> posted_answers{0};
 };
 LoopHooks &loop_hooks();
 

@@ -115,6 +115,18 @@ void Worker::drop_listener() {
 bool Worker::owner_thread() const { return owner_.load(std::memory_order_relaxed) == thread_token(); }
 void Worker::take_ownership() { owner_.store(thread_token(), std::memory_order_relaxed); }
 
+int Worker::own(bool mine) {
+    if (inline_)
+        return WEIR_E_STATE; // no handle reaches here; the loop's thread owns it for life
+    if (mine) {
+        take_ownership();
+        return 0;
+    }
+    uintptr_t me = thread_token();
+    owner_.compare_exchange_strong(me, 0, std::memory_order_relaxed); // another's turn stays its own
+    return 0;
+}
+
 void Worker::log_once(uint32_t kind, const char *msg) { engine_.log_once(kind, WEIR_LOG_ERROR, msg); }
 
 void Worker::run() {

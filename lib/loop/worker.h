@@ -188,6 +188,10 @@ class Worker final : public ImageSink {
         host_woken_.store(true, std::memory_order_release);
         wake();
     }
+    // weir_worker_own, the driving thread between its polls: it becomes the
+    // worker's thread (as a poll makes it) or stops being it, so that no
+    // thread is until the next poll and every answer is posted.
+    int own(bool mine);
     // Control thread, once no thread runs the loop any more (destroy): closes
     // what is left, counted as shutdown.
     void finish_here();

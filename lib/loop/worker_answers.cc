@@ -135,6 +135,7 @@ int Worker::respond(TicketRef &r, int status, const weir_header_t *h, size_t nh,
         post_drop(x, true);
         return -ENOMEM;
     }
+    loop_hooks().posted_answers.fetch_add(1, std::memory_order_relaxed);
     push_and_wake(answers_, a);
     return 0;
 }

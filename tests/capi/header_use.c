@@ -96,6 +96,7 @@ int weir_header_use(void) {
     int (*f_ho_stats)(const weir_handover *, weir_handover_stats *) = weir_handover_stats_get;
     void (*f_ho_free)(weir_handover *) = weir_handover_free;
     int (*f_worker_wake)(weir_worker *) = weir_worker_wake;
+    int (*f_worker_own)(weir_worker *, int) = weir_worker_own;
     weir_handover_options ho_opt;
     weir_handover_stats ho_stats;
     weir_answer_t answer;
@@ -153,7 +154,7 @@ int weir_header_use(void) {
     ho_stats.size = (uint32_t)sizeof ho_stats;
     ho_stats.state = WEIR_HANDOVER_WAITING + WEIR_HANDOVER_MOVING + WEIR_HANDOVER_DONE + WEIR_HANDOVER_FAILED;
     n += (f_listen_fds != 0) + (f_offer != 0) + (f_take_over != 0) + (f_ho_wait != 0) + (f_ho_stats != 0) +
-         (f_ho_free != 0) + (f_worker_wake != 0) + (int)ho_opt.flags + (int)ho_stats.state + WEIR_HANDOVER_PROTOCOL +
+         (f_ho_free != 0) + (f_worker_wake != 0) + (f_worker_own != 0) + (int)ho_opt.flags + (int)ho_stats.state + WEIR_HANDOVER_PROTOCOL +
          (WEIR_CLOSE_HANDOVER != 0) + (WEIR_E_HANDOVER_VERSION != 0);
     sd_stats.size = (uint32_t)sizeof sd_stats;
     sd_stats.image_error = 0;

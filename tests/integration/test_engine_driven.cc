@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
+#include "loop/hooks.h"
 #include "support/net.h"
 
 using namespace testnet;
@@ -183,6 +184,47 @@ void test_driven_wake_returns_poll(void **) {
     assert_true(after * 4 >= control * 3); // the wakes were used up by one poll
 }
 
+uint64_t posted() { return weir::loop_hooks().posted_answers.load(); }
+
+// weir_worker_own: the thread that polled last gives its answers at once
+// (the control arm: nothing posted) until it gives its turn up (own 0: its
+// next answer is posted, the rule Go's unlocked async worker relies on so a
+// handler on that thread never touches the worker beside another thread's
+// poll); own 1 makes another thread the worker's. A mutant whose own() does
+// nothing fails the posted counts. Every answer arrives, in order.
+void test_driven_own_turn(void **) {
+    Driven d;
+    assert_int_equal(d.start(), 0);
+    Client c = connect_to(d.srv.port);
+    assert_true(send_all(c, get("/a") + get("/b") + get("/c")));
+    auto got = poll_for(d.w, 3);
+    assert_int_equal(got.size(), 3);
+    uint64_t p0 = posted();
+    assert_int_equal(answer(got[0], 200, "a"), 0);
+    assert_int_equal(posted(), p0); // control: the poller's own answer, given at once
+    assert_int_equal(weir_worker_own(d.w, 0), 0);
+    assert_int_equal(answer(got[1], 200, "b"), 0);
+    assert_int_equal(posted(), p0 + 1); // the rule: no thread is the worker's now
+    assert_int_equal(weir_worker_own(d.w, 0), 0); // given up twice: still no one's
+    std::thread other([&] {
+        assert_int_equal(weir_worker_own(d.w, 1), 0);
+        assert_int_equal(answer(got[2], 200, "c"), 0);
+    });
+    other.join();
+    assert_int_equal(posted(), p0 + 1); // that thread was the worker's: given at once
+    weir_exchange *none[4];
+    // Two passes: a posted answer is taken after a pass's wait, and on
+    // io_uring its send goes in with the next enter.
+    assert_int_equal(weir_worker_poll(d.w, none, 4, 0), 0);
+    assert_int_equal(weir_worker_poll(d.w, none, 4, 20), 0);
+    for (const char *want : {"a", "b", "c"}) {
+        Response r = read_response(c, 2000);
+        assert_int_equal(r.status, 200);
+        assert_string_equal(r.body.c_str(), want);
+    }
+    assert_int_equal(weir_worker_own(nullptr, 1), -EINVAL);
+}
+
 void test_driven_shutdown_ends_polls(void **) {
     Driven d;
     assert_int_equal(d.start(2), 0);
@@ -305,6 +347,7 @@ int main() {
         cmocka_unit_test(test_driven_small_max_keeps_the_rest),
         cmocka_unit_test(test_driven_foreign_answer_wakes_poll),
         cmocka_unit_test(test_driven_wake_returns_poll),
+        cmocka_unit_test(test_driven_own_turn),
         cmocka_unit_test(test_driven_shutdown_ends_polls),
         cmocka_unit_test(test_driven_pipeline_backpressure_resumes),
         cmocka_unit_test(test_driven_poll_takes_owed_accepts),

@@ -90,7 +90,7 @@ func main() {
 	}
 	if *stats {
 		m := e.Metrics()
-		fmt.Fprintf(os.Stderr, "requests %d polls %d direct-responds %d cgo-calls/request %.3f panics %d gone %d\n",
-			m.Exchanges, m.Polls, m.DirectResponds, m.CgoCallsPerRequest(), m.Panics, m.Gone)
+		fmt.Fprintf(os.Stderr, "requests %d polls %d wakes %d direct-responds %d cgo-calls/request %.3f panics %d gone %d\n",
+			m.Exchanges, m.Polls, m.Wakes, m.DirectResponds, m.CgoCallsPerRequest(), m.Panics, m.Gone)
 	}
 }
