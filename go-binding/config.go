@@ -42,10 +42,19 @@ func (b Backend) String() string {
 type Config struct {
 	// Addr is "host:port" with a numeric host; "" is 127.0.0.1 on a port the
 	// kernel picks, ":8080" is every IPv4 address. Port 0 picks a port.
-	Addr    string
-	Backend Backend
+	Addr string
+	// Listener, when set, is served instead of binding Addr: weir takes its
+	// socket over (a duplicate through weir_engine_listen_fds; every worker
+	// serves its one accept queue) and closes the listener itself once weir
+	// holds it, as net/http's Serve does. It must be a listening TCP socket
+	// (*net.TCPListener).
+	Listener net.Listener
+	Backend  Backend
 	// Workers is the number of native event loops, each driven by one
-	// goroutine locked to its OS thread; 0 = the number of online CPUs.
+	// goroutine (locked to its OS thread in inline mode); 0 = the number of
+	// online CPUs. Leave GOMAXPROCS above Workers: a worker waiting in its
+	// poll is a cgo call, and with no spare P the runtime hands that P to a
+	// new thread and back each time (docs/benchmarks.md, the GOMAXPROCS=1 row).
 	Workers int
 
 	// AcceptBatch: accepts per door per loop pass (default 16); < 0 drains the

@@ -126,7 +126,11 @@ func (e *Engine) start() error {
 	if e.listening {
 		return &Error{Op: "Listen", Code: int(C.WEIR_E_STATE)}
 	}
-	if rc := C.weir_engine_listen(e.ce); rc != 0 {
+	if l := e.cfg.Listener; l != nil {
+		if err := e.listenOn(l); err != nil {
+			return err
+		}
+	} else if rc := C.weir_engine_listen(e.ce); rc != 0 {
 		return codeErr("weir_engine_listen", rc)
 	}
 	e.listening = true

@@ -7,6 +7,7 @@ package weirceleris
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -148,20 +149,25 @@ func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
 			return
 		}
 	}
-	if !rw.sent {
+	if rw.st != nil {
+		_ = rw.st.End() // ErrStreamOver when the handler had closed it
+	} else if !rw.sent {
 		rw.finish(200)
 	}
 }
 
 // responseWriter is stream.ResponseWriter and stream.Streamer over one weir
-// answer. weir sends whole answers with Content-Length, so streamed writes are
-// gathered and leave at Close (or when the handler returns).
+// answer. Streamed writes are gathered and leave whole, with Content-Length,
+// at Close (or when the handler returns), unless the handler flushes: Flush
+// starts a weir.Stream (chunked) with what was gathered, and the writes after
+// it go straight to that stream, so server-sent events leave as written.
 type responseWriter struct {
 	w       *weir.ResponseWriter
 	started bool // status and headers given
 	sent    bool // the answer has crossed to weir
 	status  int
 	body    []byte
+	st      *weir.Stream // after a Flush
 }
 
 var (
@@ -169,7 +175,7 @@ var (
 	_ stream.Streamer       = (*responseWriter)(nil)
 )
 
-func (rw *responseWriter) reset() { rw.started, rw.body = false, rw.body[:0] }
+func (rw *responseWriter) reset() { rw.started, rw.body, rw.st = false, rw.body[:0], nil }
 
 func (rw *responseWriter) headers(status int, headers [][2]string) {
 	rw.started = true
@@ -215,8 +221,13 @@ func (rw *responseWriter) WriteHeader(_ *stream.Stream, status int, headers [][2
 	return nil
 }
 
-// Write gathers a chunk of a streamed answer.
+// Write gathers a chunk of a streamed answer, or after a Flush writes it to
+// the stream.
 func (rw *responseWriter) Write(_ *stream.Stream, data []byte) error {
+	if rw.st != nil {
+		_, err := rw.st.Write(data)
+		return err
+	}
 	if rw.sent {
 		return weir.ErrAnswered
 	}
@@ -227,11 +238,41 @@ func (rw *responseWriter) Write(_ *stream.Stream, data []byte) error {
 	return nil
 }
 
-// Flush cannot send early (see the type comment).
-func (rw *responseWriter) Flush(*stream.Stream) error { return nil }
+// Flush sends what was given so far: the status and headers, then what was
+// gathered, as the start of a chunked weir.Stream (once; a stream flushes
+// itself, each write leaves with the worker's next pass).
+func (rw *responseWriter) Flush(*stream.Stream) error {
+	if rw.st != nil {
+		return nil
+	}
+	if rw.sent {
+		return weir.ErrAnswered
+	}
+	if !rw.started {
+		rw.headers(200, nil)
+	}
+	st, err := rw.w.Stream(rw.status, weir.LengthUnknown)
+	if err != nil {
+		return err
+	}
+	rw.st, rw.sent = st, true
+	if len(rw.body) > 0 {
+		_, err = st.Write(rw.body)
+		rw.body = rw.body[:0]
+	}
+	return err
+}
 
-// Close ends a streamed answer and sends it.
+// Close ends a streamed answer: sends it whole, or ends the stream a Flush
+// began.
 func (rw *responseWriter) Close(*stream.Stream) error {
+	if rw.st != nil {
+		err := rw.st.End()
+		if errors.Is(err, weir.ErrStreamOver) {
+			return nil // ended already
+		}
+		return err
+	}
 	if rw.sent {
 		return nil
 	}

@@ -16,19 +16,17 @@ import (
 //		EngineFactory: weirceleris.Factory(weir.Config{})})
 //
 // base is weir's configuration. celeris's resolved configuration fills what
-// base leaves unset: Addr (or the address of Listener, which is closed so
-// weir binds its own sockets, as celeris's epoll and io_uring engines do),
+// base leaves unset: Addr, or Listener (StartWithListener), whose socket weir
+// serves itself (weir.Config.Listener: no rebinding, so no window in which
+// the port is free),
 // the worker count, and Async when celeris asks for async handlers. Its other
 // knobs (timeouts, limits) are not translated; set them in base.
 func Factory(base weir.Config) func(resource.Config, stream.Handler) (engine.Engine, error) {
 	return func(cfg resource.Config, h stream.Handler) (engine.Engine, error) {
 		c := base
-		if c.Addr == "" {
+		if c.Addr == "" && c.Listener == nil {
 			c.Addr = cfg.Addr
-			if cfg.Listener != nil {
-				c.Addr = cfg.Listener.Addr().String()
-				_ = cfg.Listener.Close()
-			}
+			c.Listener = cfg.Listener // weir serves its socket and closes it, as celeris's engines do
 		}
 		if c.Workers == 0 {
 			c.Workers = cfg.Resources.Workers

@@ -7,7 +7,8 @@
 # against it on each weir backend through a scratch go.mod (-modfile) whose
 # replace points there. The tests: the engine answers like celeris's own epoll
 # engine, and a whole celeris.Server (router, middleware, Context, a streamed
-# answer) runs on weir through the hook. celeris's own dependencies
+# answer) runs on weir through the hook; then celeris's own server tests,
+# every Server they start put on weir (see below). celeris's own dependencies
 # (golang.org/x/net, sys, text) come from the module proxy.
 # Skips (77) only when the snapshot is absent.
 set -euo pipefail
@@ -55,4 +56,38 @@ for backend in epoll uring; do
     echo "== go test -race ($backend)"
     WEIR_TEST_BACKEND=$backend go test -modfile="$tmp/go.mod" -race -count=1 -timeout 300s ./...
 done
+# celeris's own server tests, run on weir: the patch's DefaultEngineFactory,
+# set by a TestMain dropped into the scratch copy, puts every Server they
+# start on weir whatever Engine its Config names. Which served over weir and
+# how each ended is held against patches/celeris-own-tests.expect (a failure
+# must be listed there with its reason; a listed one that passes must leave).
+root=$(cd ../.. && pwd)
+# The packages whose tests start servers over sockets (celeris's root: its
+# server tests; the middleware chain; server-sent events; websockets; the
+# API conformance suite).
+own_pkgs=". middleware middleware/sse middleware/websocket test/conformance"
+for p in $own_pkgs; do
+    name=$(basename "$(cd "$tmp/celeris/$p" && pwd)")
+    [[ $p == . ]] && name=celeris
+    sed "s/^package celeris_test$/package ${name}_test/" patches/celeris-testmain.go.in \
+        > "$tmp/celeris/$p/zz_weir_testmain_test.go"
+done
+(cd "$tmp/celeris" && go mod edit \
+    -require=github.com/weir-http/weir/go-binding@v0.0.0 -replace=github.com/weir-http/weir/go-binding="$root/go-binding" \
+    -require=github.com/weir-http/weir/go-binding/celeris@v0.0.0 \
+    -replace=github.com/weir-http/weir/go-binding/celeris="$root/go-binding/celeris")
+status=0
+for backend in epoll uring; do
+    echo "== celeris's own tests on weir ($backend): $own_pkgs"
+    # A test listed as "hang" would wait out the timeout: it is skipped, and
+    # the summary says so with its reason.
+    hang=$(awk -v b="$backend" '!/^#/ && $2 == "hang" && ($3 == "both" || $3 == b) {sub(/.*:/, "", $1); print $1}' \
+        patches/celeris-own-tests.expect | paste -sd'|')
+    (cd "$tmp/celeris" && WEIR_TEST_BACKEND=$backend timeout 600 go test -json -count=1 -timeout 300s \
+        ${hang:+-skip "^($hang)\$"} $(for p in $own_pkgs; do echo "./$p"; done) > "$tmp/own-$backend.json" 2>&1) || true
+    cp "$tmp/own-$backend.json" "$root/${B}/celeris-own-$backend.json" 2>/dev/null || true
+    python3 "$root/tests/scripts/celeris_own_tests.py" "$tmp/own-$backend.json" \
+        patches/celeris-own-tests.expect "$backend" || status=1
+done
+[[ $status == 0 ]] || { echo "celeris's own tests: outcomes differ from patches/celeris-own-tests.expect"; exit 1; }
 echo "celeris interop ok"

@@ -1,0 +1,63 @@
+package weir
+
+import (
+	"context"
+	"errors"
+	"net"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// Config.Listener: weir serves the listener's own socket (no rebinding: the
+// address is the listener's, and a client that connected before Listen is
+// served), and the Go listener is closed once weir holds the socket.
+func TestListenerAdopted(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	early := dial(t, ln.Addr().String()) // queued on the socket before weir has it
+	early.send(get("/early"))
+	e, addr := start(t, Config{Workers: 2, Listener: ln, Handler: hello})
+	if addr != ln.Addr().String() {
+		t.Errorf("Addr = %s, the listener's is %s", addr, ln.Addr())
+	}
+	if _, body := early.read("GET"); body != "Hello, World!" {
+		t.Errorf("the client queued before Listen: %q", body)
+	}
+	c := dial(t, addr)
+	c.send(get("/late"))
+	if _, body := c.read("GET"); body != "Hello, World!" {
+		t.Errorf("after Listen: %q", body)
+	}
+	if _, err := ln.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("the Go listener after Listen: Accept = %v, want net.ErrClosed (weir took it over)", err)
+	}
+	_ = e
+}
+
+type fakeListener struct{ net.Listener }
+
+// What weir cannot serve is refused with a clear error, before or by weir:
+// a listener with no socket, and a Unix socket (weir serves TCP).
+func TestListenerRefused(t *testing.T) {
+	e := newEngine(t, Config{Listener: fakeListener{}, Handler: hello})
+	if err := e.Listen(context.Background()); err == nil || e.Addr() != nil {
+		t.Errorf("a listener with no socket: Listen = %v", err)
+	}
+	_ = e.Shutdown(context.Background())
+
+	ul, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ul.Close()
+	e = newEngine(t, Config{Listener: ul, Handler: hello})
+	err = e.Listen(context.Background())
+	var we *Error
+	if !errors.As(err, &we) || we.Op != "weir_engine_listen_fds" || we.Code != -int(syscall.EINVAL) {
+		t.Errorf("a Unix listener: Listen = %v, want weir_engine_listen_fds -EINVAL", err)
+	}
+	_ = e.Shutdown(context.Background())
+}
