@@ -432,6 +432,7 @@ extern "C" {
     pub fn weir_engine_switch(from: *mut weir_engine, to: *mut weir_engine) -> c_int;
     pub fn weir_worker_poll(w: *mut weir_worker, out: *mut *mut weir_exchange, max: u32, timeout_ms: c_int) -> c_int;
     pub fn weir_worker_wake(w: *mut weir_worker) -> c_int;
+    pub fn weir_worker_own(w: *mut weir_worker, own: c_int) -> c_int;
     pub fn weir_close_reason_name(reason: u32) -> *const c_char;
     pub fn weir_uring_feature_name(bit: u64) -> *const c_char;
     pub fn weir_uring_tier_name(tier: u32) -> *const c_char;
