@@ -194,10 +194,10 @@ def meaning(summ, results):
             out.append(f"- {SCEN_TEXT[scen]}: wrk itself used up to {busiest:.0f}% of a core (median of a "
                        "server's runs): the one-thread client is near its own limit, so these throughput "
                        "ratios understate the servers' differences; CPU per request shows them.")
-    cross = {k: e["per_req"] for s in results["crossings"].values() for k, e in s.items()}
+    cross = [e["per_req"] for s in results["crossings"].values() for e in s.values()]
     if cross:
-        lo, hi = min(cross.values()), max(cross.values())
-        out.append(f"- cgo calls per request under load (64 connections): {lo:.3f}–{hi:.3f}. Inline handlers "
+        lo, hi = min(cross), max(cross)
+        out.append(f"- cgo calls per request under load (64 connections), both scenarios: {lo:.3f}–{hi:.3f}. Inline handlers "
                    "(the native API, `--inline`) answer within the batch's one `weirgo_cycle` crossing; async "
                    "handlers' answers ride the worker's next cycle through the mailbox, at the price of a "
                    "`weir_worker_wake` per burst.")
