@@ -47,11 +47,15 @@ func (wk *worker) post(ex *C.weir_exchange, status int, flags uint32, hdr []byte
 
 // take moves the posted answers into the worker's own queue. Only async
 // mode posts and only inline mode queues (the modes are exclusive), so the
-// queue is empty here and the two swap buffers. The flag is lowered first: an
-// answer posted after it wakes the next poll, and none is left behind.
-func (wk *worker) take() {
+// queue is empty here and the two swap buffers. Before a poll that may wait,
+// lower is set and the flag is lowered first: an answer posted after it wakes
+// the poll, and none is left behind. Before one that does not wait the flag
+// stays raised, so posters skip a wake the worker does not need.
+func (wk *worker) take(lower bool) {
 	mb := &wk.mb
-	mb.woken.Store(false)
+	if lower {
+		mb.woken.Store(false)
+	}
 	mb.mu.Lock()
 	if len(mb.ans) > 0 {
 		wk.ans, mb.ans = mb.ans, wk.ans[:0]

@@ -64,8 +64,8 @@ int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const 
                  int timeout_ms, const int32_t *streams, int mark) {
     if (mark)
         on_worker = 1;
-    else
-        weir_worker_own(w, 1); // this cycle's thread gives the answers: at once, not posted
+    else if (nans > 0)
+        weir_worker_own(w, 1); // this cycle's thread gives the answers: at once, not posted (the poll takes the turn anyway)
     for (uint32_t i = 0; i < nans; i++) {
         const weirgo_answer *a = &ans[i];
         rcs[i] = respond_encoded(a->ex, a->status, a->nhdr ? arena + a->hdr_off : NULL, a->nhdr,

@@ -130,19 +130,21 @@ func (wk *worker) run(timeoutMs int) error {
 	yields := 0
 	for {
 		timeout := timeoutMs
+		spin := false
 		if e.cfg.Async {
 			// While its handlers run, the worker polls without waiting and
 			// yields between polls (at most maxYields in a row), so their
-			// answers ride its next cycle with no wake. Then it waits: take
-			// lowers the wake flag first, so an answer posted from then on
-			// wakes the poll.
-			if wk.running.Load() > 0 && yields < maxYields {
-				wk.mb.woken.Store(true) // no wake while the worker is about to look anyway
+			// answers ride its next cycle with no wake: the flag stays raised
+			// and posters skip the wake. Then it waits: take lowers the flag
+			// first, so an answer posted from then on wakes the poll.
+			spin = wk.running.Load() > 0 && yields < maxYields
+			if spin {
+				wk.mb.woken.Store(true)
 				timeout = 0
 			} else {
 				yields = 0
 			}
-			wk.take()
+			wk.take(!spin)
 		}
 		var ans *C.weirgo_answer
 		var arena *C.char
@@ -176,7 +178,7 @@ func (wk *worker) run(timeoutMs int) error {
 		}
 		wk.n, wk.next = n, 0
 		wk.dispatch()
-		if timeout == 0 && timeoutMs != 0 {
+		if spin {
 			yields++
 			runtime.Gosched()
 		}
