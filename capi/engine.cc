@@ -231,7 +231,13 @@ WEIR_EXPORT int weir_respond_file(weir_exchange *ex, int status, const weir_head
 WEIR_EXPORT int weir_upgrade(weir_exchange *ex, const weir_header_t *headers, size_t num_headers) {
     if (!ex || (num_headers && !headers))
         return -EINVAL;
-    return weir::guard([&] { return weir::exchange_upgrade(ex, headers, num_headers); });
+    return weir::guard([&] { return weir::exchange_upgrade(ex, headers, num_headers, false); });
+}
+
+WEIR_EXPORT int weir_upgrade_raw(weir_exchange *ex) {
+    if (!ex)
+        return -EINVAL;
+    return weir::guard([&] { return weir::exchange_upgrade(ex, nullptr, 0, true); });
 }
 
 WEIR_EXPORT int weir_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap, size_t *len) {

@@ -932,8 +932,14 @@ WEIR_API int weir_stream_abort(weir_exchange *ex);
  * consumed), WEIR_E_STATE (not an upgraded exchange: a new request, or the
  * wrong thread), WEIR_E_STALE, -EINVAL (NULL). A connection handed back and
  * never taken is closed when its engine is destroyed.
+ *
+ * weir_upgrade_raw (0.3) is weir_upgrade without the 101: weir writes
+ * nothing for ex, and the host answers on the socket it takes (a Hijack, as
+ * net/http's and celeris's websocket code write their own 101). Everything
+ * else, the rules, the hand-back and the take, is weir_upgrade's.
  */
 WEIR_API int weir_upgrade(weir_exchange *ex, const weir_header_t *headers, size_t num_headers);
+WEIR_API int weir_upgrade_raw(weir_exchange *ex);
 WEIR_API int weir_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap, size_t *len);
 
 /*

@@ -264,9 +264,10 @@ class Conn {
     // ---- upgrades (conn_image.cc)
     // Answers x (the last request parsed, an Upgrade on a keep-alive
     // connection) with 101 Switching Protocols, Connection: upgrade and the
-    // given fields; nothing after it is parsed. 0, -EINVAL, -ENOMEM (aborted),
-    // WEIR_E_GONE (x released).
-    int upgrade(Exchange *x, const weir_header_t *headers, size_t num_headers);
+    // given fields; nothing after it is parsed. raw: no 101 is written (the
+    // host answers on the socket it takes: weir_upgrade_raw). 0, -EINVAL,
+    // -ENOMEM (aborted), WEIR_E_GONE (x released).
+    int upgrade(Exchange *x, const weir_header_t *headers, size_t num_headers, bool raw = false);
     // The 101 and everything before it has left: the connection can go.
     bool upgrade_ready() const;
     // As detach(), for an upgraded connection once upgrade_ready().

@@ -43,7 +43,7 @@ bool Conn::upgrade_ready() const {
 
 bool Conn::detach_upgraded(ConnImage &img) { return upgrade_ready() && lift(img); }
 
-int Conn::upgrade(Exchange *x, const weir_header_t *headers, size_t num_headers) {
+int Conn::upgrade(Exchange *x, const weir_header_t *headers, size_t num_headers, bool raw) {
     bool gone;
     if (int rc = check_slot(x, &gone); rc < 0 || gone)
         return gone ? WEIR_E_GONE : rc;
@@ -54,8 +54,8 @@ int Conn::upgrade(Exchange *x, const weir_header_t *headers, size_t num_headers)
         x->seq + 1 != s.parse_seq || sl.body == kBodyOpen)
         return -EINVAL;
     Bytes head;
-    bool ok = head.append("HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n", 55);
-    ok = ok && http1::write_fields(head, headers, num_headers) && head.append("\r\n", 2);
+    bool ok = raw || (head.append("HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\n", 55) &&
+                      http1::write_fields(head, headers, num_headers) && head.append("\r\n", 2));
     s.taken--;
     if (ok && x->seq == s.write_seq) {
         ok = s.out.append(head.p, head.len);

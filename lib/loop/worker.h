@@ -154,7 +154,7 @@ int exchange_stream_write(weir_exchange *ex, const void *p, size_t n);
 int exchange_stream_end(weir_exchange *ex, const weir_header_t *tr, size_t nt);
 int64_t exchange_stream_room(weir_exchange *ex);
 int exchange_stream_abort(weir_exchange *ex);
-int exchange_upgrade(weir_exchange *ex, const weir_header_t *h, size_t nh);
+int exchange_upgrade(weir_exchange *ex, const weir_header_t *h, size_t nh, bool raw);
 int exchange_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap, size_t *len);
 int exchange_respond_file(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, int fd,
                           uint64_t off, uint64_t len, uint32_t flags);
@@ -210,7 +210,7 @@ class Worker final : public ImageSink {
     int64_t stream_room_now(TicketRef &r);
     int stream_abort(TicketRef &r);
     // Upgrades (worker_upgrade.cc): the 101, then the connection for the host.
-    int upgrade(TicketRef &r, const weir_header_t *h, size_t nh);
+    int upgrade(TicketRef &r, const weir_header_t *h, size_t nh, bool raw);
     int upgrade_take(TicketRef &r, int *fd, void *buf, size_t cap, size_t *len);
     int respond_file(TicketRef &r, int status, const weir_header_t *h, size_t nh, int fd, uint64_t off,
                      uint64_t len, uint32_t flags);

@@ -53,9 +53,9 @@ int64_t exchange_stream_room(weir_exchange *ex) {
     return r ? r.worker()->stream_room_now(r) : WEIR_E_STALE;
 }
 
-int exchange_upgrade(weir_exchange *ex, const weir_header_t *h, size_t nh) {
+int exchange_upgrade(weir_exchange *ex, const weir_header_t *h, size_t nh, bool raw) {
     TicketRef r(H(ex));
-    return r ? r.worker()->upgrade(r, h, nh) : WEIR_E_STALE;
+    return r ? r.worker()->upgrade(r, h, nh, raw) : WEIR_E_STALE;
 }
 
 int exchange_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap, size_t *len) {

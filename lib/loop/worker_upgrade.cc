@@ -1,5 +1,6 @@
-// Upgrades (weir_upgrade, weir_upgrade_take): the host answers an Upgrade
-// request 101; once that answer and every one before it has left, the
+// Upgrades (weir_upgrade, weir_upgrade_raw, weir_upgrade_take): the host
+// answers an Upgrade request 101 (raw: the host writes it on the socket it
+// takes, as net/http's Hijack and celeris's websocket middleware do); once that answer and every one before it has left, the
 // connection is lifted out at that boundary as transplant lifts one (the
 // unread bytes past the request travel with it, and on io_uring bytes a
 // recv still had in flight join them, Worker::input_late), counted as
@@ -19,7 +20,7 @@
 
 namespace weir {
 
-int Worker::upgrade(TicketRef &r, const weir_header_t *h, size_t nh) {
+int Worker::upgrade(TicketRef &r, const weir_header_t *h, size_t nh, bool raw) {
     if (int rc = http1::validate_answer(200, h, nh, nullptr, 0); rc < 0)
         return rc;
     Exchange *px = r.peek(); // the request stays as it was while its handle is live
@@ -35,7 +36,7 @@ int Worker::upgrade(TicketRef &r, const weir_header_t *h, size_t nh) {
     Slot &s = *static_cast<Slot *>(x->user);
     if (own) {
         uint64_t handle = x->handle;
-        int rc = s.conn().upgrade(x, h, nh);
+        int rc = s.conn().upgrade(x, h, nh, raw);
         if (rc == 0)
             s.upgrade_handle = handle; // the ticket stays Claimed until the connection leaves
         else
@@ -46,14 +47,14 @@ int Worker::upgrade(TicketRef &r, const weir_header_t *h, size_t nh) {
         mark_dirty(s);
         return rc;
     }
-    return post_foreign(x, AnswerKind::Upgrade, 101, h, nh, nullptr);
+    return post_foreign(x, AnswerKind::Upgrade, raw ? 0 : 101, h, nh, nullptr); // status 0: raw
 }
 
 void Worker::apply_upgrade(Answer *a) {
     Exchange *x = a->x;
     Slot &s = *static_cast<Slot *>(x->user);
     uint64_t handle = x->handle;
-    int rc = s.conn().upgrade(x, a->headers, a->num_headers);
+    int rc = s.conn().upgrade(x, a->headers, a->num_headers, a->status == 0);
     if (rc == 0) {
         s.upgrade_handle = handle;
     } else {

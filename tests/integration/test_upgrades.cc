@@ -1,4 +1,4 @@
-// Upgrades (weir_upgrade, weir_upgrade_take): the 101 leaves after the
+// Upgrades (weir_upgrade, weir_upgrade_raw, weir_upgrade_take): the 101 leaves after the
 // answers before it, the connection is handed back and taken with the bytes
 // that came past the request, and then it is the host's (an echo here);
 // an Upgrade request answered 200 stays HTTP (what follows is parsed); a
@@ -9,11 +9,16 @@
 // until its answer says which protocol follows. test_upgrade_bytes_not_parsed
 // sends bytes after it that are also a valid HTTP request: upgraded, they
 // reach the host raw; parsed, they would have been a second request.
+// test_upgrade_raw*: weir_upgrade_raw writes no 101 (the host writes its
+// own on the socket it takes, a Hijack): the client's first bytes after the
+// answer before it are the host's; the posted arm gives it from a foreign
+// thread.
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -78,10 +83,21 @@ void serve(weir_exchange *ex) {
         std::lock_guard<std::mutex> lk(g_mu);
         g_rcs.push_back(rc);
         g_rcs.push_back(weir_upgrade_take(ex, nullptr, nullptr, 0, nullptr)); // -EINVAL
+    } else if (path == "/raw") {
+        int rc = weir_upgrade_raw(ex);
+        std::lock_guard<std::mutex> lk(g_mu);
+        g_rcs.push_back(rc);
+    } else if (path == "/raw-posted") {
+        int rc = 1;
+        std::thread t([&] { rc = weir_upgrade_raw(ex); }); // not the worker's thread: posted
+        t.join();
+        std::lock_guard<std::mutex> lk(g_mu);
+        g_rcs.push_back(rc);
     } else if (path == "/no") {
         int rc = weir_upgrade(ex, &up, 1); // the client did not ask
         std::lock_guard<std::mutex> lk(g_mu);
         g_rcs.push_back(rc);
+        g_rcs.push_back(weir_upgrade_raw(ex)); // nor raw
         answer(ex, 200, "plain");
     } else {
         answer(ex, 200, path);
@@ -206,8 +222,70 @@ void test_upgrade_not_asked(void **) {
     assert_true(send_all(c, get("/no")));
     assert_string_equal(read_response(c).body.c_str(), "plain");
     auto got = rcs();
-    assert_int_equal(got.size(), 1);
+    assert_int_equal(got.size(), 2);
     assert_int_equal(got[0], -EINVAL);
+    assert_int_equal(got[1], -EINVAL);
+    assert_int_equal(weir_upgrade_raw(nullptr), -EINVAL);
+}
+
+// Raw: after /a's answer the client reads only what the host writes on the
+// taken socket (its own 101); the early bytes come with the take as before.
+void raw_flow(Server &s, const char *path, std::function<void()> pump) {
+    Client c = connect_to(s.port);
+    std::string head = std::string("GET ") + path + " HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: echo\r\n\r\n";
+    assert_true(send_all(c, get("/a") + head + "EARLY"));
+    std::atomic<bool> done{false};
+    std::thread driver([&] {
+        while (!done)
+            pump();
+    });
+    Response a = read_response(c);
+    assert_string_equal(a.body.c_str(), "/a");
+    bool got = wait_taken(1);
+    done = true;
+    driver.join();
+    assert_true(got);
+    int fd;
+    {
+        std::lock_guard<std::mutex> lk(g_mu);
+        assert_string_equal(g_unread[0].c_str(), "EARLY");
+        fd = g_fds[0];
+    }
+    const char *mine = "HTTP/1.1 101 Mine\r\nUpgrade: echo\r\n\r\n";
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    assert_int_equal(::write(fd, mine, strlen(mine)), (ssize_t)strlen(mine));
+    int64_t until = now_ms() + 2000;
+    while (c.buf.size() < strlen(mine) && now_ms() < until) {
+        read_some(c);
+        sleep_ms(1);
+    }
+    // The rule: weir wrote nothing for the raw upgrade (its own 101 would
+    // come first, "HTTP/1.1 101 Switching Protocols").
+    assert_string_equal(c.buf.c_str(), mine);
+    assert_int_equal(s.metrics().closes[WEIR_CLOSE_UPGRADED], 1);
+    auto got_rcs = rcs();
+    assert_true(got_rcs.size() >= 2);
+    assert_int_equal(got_rcs[0], 0); // weir_upgrade_raw
+}
+
+void test_upgrade_raw(void **) {
+    Server s;
+    assert_int_equal(s.start(config(1, WEIR_MODE_INLINE, handler, nullptr)), 0);
+    raw_flow(s, "/raw", [] { sleep_ms(1); });
+}
+
+void test_upgrade_raw_posted(void **) {
+    Server s;
+    assert_int_equal(s.start(config(1, WEIR_MODE_DRIVEN, nullptr, nullptr)), 0);
+    weir_worker *w = nullptr;
+    assert_int_equal(weir_engine_worker(s.e, 0, &w), 0);
+    raw_flow(s, "/raw-posted", [w] {
+        weir_exchange *out[8];
+        int n = weir_worker_poll(w, out, 8, 5);
+        for (int i = 0; i < n; i++)
+            serve(out[i]);
+    });
 }
 
 } // namespace
@@ -218,6 +296,8 @@ int main() {
         cmocka_unit_test_setup_teardown(test_upgrade_driven, reset_state, reset_state),
         cmocka_unit_test_setup_teardown(test_upgrade_declined_stays_http, reset_state, reset_state),
         cmocka_unit_test_setup_teardown(test_upgrade_not_asked, reset_state, reset_state),
+        cmocka_unit_test_setup_teardown(test_upgrade_raw, reset_state, reset_state),
+        cmocka_unit_test_setup_teardown(test_upgrade_raw_posted, reset_state, reset_state),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }

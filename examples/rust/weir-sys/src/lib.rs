@@ -486,6 +486,7 @@ extern "C" {
         flags: u32,
     ) -> c_int;
     pub fn weir_upgrade(ex: *mut weir_exchange, headers: *const weir_header_t, num_headers: usize) -> c_int;
+    pub fn weir_upgrade_raw(ex: *mut weir_exchange) -> c_int;
     pub fn weir_upgrade_take(
         ex: *mut weir_exchange,
         fd: *mut c_int,
