@@ -66,11 +66,25 @@ func (e *Engine) handlerLoop(p *asyncPair) {
 	}
 }
 
+// A handler that hijacked was counted out by its Hijack (release), so a
+// shutdown does not wait for it (net/http's Shutdown does not wait for
+// hijacked connections either).
 func (e *Engine) runAsync(p *asyncPair) {
 	wk := p.wk
-	defer e.inflight.Done() // also after a Goexit
-	defer wk.running.Add(-1)
-	e.serve(&p.rq, &p.rw)
+	hijacked := false
+	defer func() { // also after a Goexit
+		if !hijacked {
+			wk.running.Add(-1)
+			e.inflight.Done()
+		}
+	}()
+	func() {
+		defer func() { hijacked = p.rw.hijacked }() // read before p can go back to the pool
+		e.serve(&p.rq, &p.rw)
+	}()
+	if hijacked {
+		return // not pooled: the handler's goroutines may still hold it
+	}
 	p.rq.r, p.rw.ex, p.rw.stream, p.wk = nil, nil, nil, nil
 	asyncPairs.Put(p)
 }

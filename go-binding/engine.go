@@ -44,6 +44,7 @@ type Engine struct {
 
 	stats goStats
 	st    streamTable                     // open streamed answers (stream.go)
+	hj    hijackTable                     // Hijacks waiting for their connection (hijack.go)
 	ctx   atomic.Pointer[context.Context] // Listen's context without its cancellation: the base of net/http request contexts
 }
 
@@ -88,6 +89,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.fatal = make(chan error, int(C.weir_engine_workers(e.ce))+1)
 	e.st.init(&e.cfg)
+	e.hj.waiting = (*int32)(unsafe.Pointer(&unsafe.Slice(e.st.open, 2)[1]))
 	return e, nil
 }
 

@@ -39,8 +39,9 @@ import (
 // closes after the answer. As with
 // net/http, the header map is taken when the status is written (WriteHeader,
 // or the first Write): later changes to it are not sent. Expect: 100-continue
-// is answered natively before the handler runs. The writer is no
-// http.Hijacker: weir owns the connection. A panic is logged as net/http logs
+// is answered natively before the handler runs. The writer is an
+// http.Hijacker for requests that ask to upgrade (websockets: see
+// httpWriter.Hijack); for others Hijack returns ErrNotUpgrade. A panic is logged as net/http logs
 // it (log's standard logger; http.ErrAbortHandler is silent), recovered into
 // a 500 that closes the connection and counted in Metrics.Panics.
 func ServeHTTP(h http.Handler) Handler { return httpHandler(h) }

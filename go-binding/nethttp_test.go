@@ -263,7 +263,9 @@ func captureLog(t *testing.T) *lockedBuffer {
 
 // The *http.Request and the writer as net/http's server makes them: Host out
 // of the header map, a chunked body's framing and trailer in their fields,
-// the context keys, no Hijacker, the header map taken at WriteHeader.
+// the context keys, a Hijacker that refuses a request that did not ask to
+// upgrade (which is then answered as usual), the header map taken at
+// WriteHeader.
 func TestNetHTTPRequestAsNetHTTPMakesIt(t *testing.T) {
 	type seen struct {
 		hostHeader, te, trailer      []string
@@ -272,6 +274,7 @@ func TestNetHTTPRequestAsNetHTTPMakesIt(t *testing.T) {
 		body, trailerValue, localStr string
 		server                       bool
 		hijacker                     bool
+		hijackErr                    error
 	}
 	got := make(chan seen, 2)
 	e, addr := start(t, Config{HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -283,7 +286,10 @@ func TestNetHTTPRequestAsNetHTTPMakesIt(t *testing.T) {
 		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 			s.localStr = a.String()
 		}
-		_, s.hijacker = w.(http.Hijacker)
+		if h, ok := w.(http.Hijacker); ok {
+			s.hijacker = true
+			_, _, s.hijackErr = h.Hijack()
+		}
 		got <- s
 		w.Header().Set("X-Before", "1")
 		w.WriteHeader(201)
@@ -310,8 +316,8 @@ func TestNetHTTPRequestAsNetHTTPMakesIt(t *testing.T) {
 	if !s.server || s.localStr != e.Addr().String() {
 		t.Errorf("context: server %v, local addr %q (listening on %v)", s.server, s.localStr, e.Addr())
 	}
-	if s.hijacker {
-		t.Errorf("the writer claims to be an http.Hijacker")
+	if !s.hijacker || !errors.Is(s.hijackErr, ErrNotUpgrade) {
+		t.Errorf("Hijacker %v, Hijack of a plain request: %v", s.hijacker, s.hijackErr)
 	}
 	// A plain request: its length, no TransferEncoding, no Trailer.
 	plain := make(chan *http.Request, 1)

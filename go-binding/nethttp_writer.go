@@ -1,8 +1,10 @@
 package weir
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -32,6 +34,7 @@ type httpWriter struct {
 	body    *nativeBody // not pooled: a handler may keep r.Body past its return
 	stream  *Stream     // once the answer streams
 	err     error       // the stream's failure: later writes report it
+	hijack  bool        // Hijack took the connection
 }
 
 var httpWriters = sync.Pool{New: func() any { return &httpWriter{} }}
@@ -43,6 +46,7 @@ func putHTTPWriter(hw *httpWriter) {
 	hw.body = nil
 	hw.stream = nil
 	hw.err = nil
+	hw.hijack = false
 	if hw.buf.Cap() > 64<<10 {
 		hw.buf = bytes.Buffer{}
 	}
@@ -82,6 +86,9 @@ func (hw *httpWriter) WriteString(s string) (int, error) {
 }
 
 func (hw *httpWriter) writable() error {
+	if hw.hijack {
+		return http.ErrHijacked
+	}
 	if hw.status == 0 {
 		hw.WriteHeader(http.StatusOK)
 	}
@@ -113,6 +120,9 @@ func (hw *httpWriter) Flush() { _ = hw.FlushError() }
 
 // FlushError is Flush for http.ResponseController.
 func (hw *httpWriter) FlushError() error {
+	if hw.hijack {
+		return http.ErrHijacked
+	}
 	if hw.status == 0 {
 		hw.WriteHeader(http.StatusOK)
 	}
@@ -124,6 +134,30 @@ func (hw *httpWriter) FlushError() error {
 		return hw.err
 	}
 	return hw.push()
+}
+
+// Hijack is http.Hijacker over ResponseWriter.Hijack: it works for a request
+// that asked to upgrade (weir parses nothing after one until it is
+// answered), and returns weir.ErrNotUpgrade for any other, which is then
+// answered as usual. A status given with WriteHeader is dropped, as the
+// handler answers on the connection; once the answer has begun streaming it
+// is too late (ErrAnswered). r.Body must not be read after it.
+func (hw *httpWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	if hw.hijack {
+		return nil, nil, http.ErrHijacked
+	}
+	if hw.stream != nil {
+		return nil, nil, ErrAnswered
+	}
+	c, err := hw.w.Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	hw.hijack = true
+	if hw.body != nil {
+		hw.body.closed.Store(true)
+	}
+	return c, bufio.NewReadWriter(bufio.NewReader(c), bufio.NewWriter(c)), nil
 }
 
 func bodyAllowed(status int) bool { return status != 204 && status != 304 }
@@ -191,6 +225,9 @@ func (hw *httpWriter) addHeaders() {
 // stream's rest and its end. A stream short of its Content-Length (or
 // failed) is aborted, so the client sees a cut body, never a whole-looking one.
 func (hw *httpWriter) finish() {
+	if hw.hijack {
+		return // the handler answered on the connection itself
+	}
 	if hw.status == 0 {
 		hw.WriteHeader(http.StatusOK)
 	}

@@ -34,6 +34,7 @@ type ResponseWriter struct {
 	nhdr     uint32
 	close    bool
 	answered bool
+	hijacked bool    // Hijack took the connection (hijack.go)
 	stream   *Stream // begun by Stream: aborted if the handler panics
 }
 
@@ -43,6 +44,7 @@ func (w *ResponseWriter) reset(e *Engine, wk *worker, ex *C.weir_exchange) {
 	w.nhdr = 0
 	w.close = false
 	w.answered = false
+	w.hijacked = false
 	w.stream = nil
 }
 

@@ -54,7 +54,8 @@ type streamTable struct {
 }
 
 func (t *streamTable) init(cfg *Config) {
-	t.open = (*C.int32_t)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int32_t(0)))))
+	// [0] open streams, [1] Hijacks waiting (hijack.go): weirgo_cycle's watch
+	t.open = (*C.int32_t)(C.calloc(2, C.size_t(unsafe.Sizeof(C.int32_t(0)))))
 	window := 256 << 10
 	if cfg.StreamWindowBytes > 0 {
 		window = cfg.StreamWindowBytes
@@ -104,7 +105,6 @@ type Stream struct {
 	wake  chan struct{}
 	timer *time.Timer
 	over  atomic.Bool
-	dbg   int
 }
 
 // Stream answers with status and the added headers now and returns the
@@ -249,9 +249,5 @@ func (s *Stream) waitRoom() {
 	select {
 	case <-s.wake:
 	case <-s.timer.C:
-	}
-	s.dbg++
-	if s.dbg == 40 {
-		println("DEBUG stuck stream room", int64(C.weir_stream_room(s.ex)))
 	}
 }

@@ -59,9 +59,41 @@ int weirgo_respond(weir_exchange *ex, int status, const char *hdrs, uint32_t nhd
     return respond_encoded(ex, status, hdrs, nhdr, body, body_len, flags);
 }
 
+int weirgo_upgrade_raw(weir_exchange *ex) { return weir_upgrade_raw(ex); }
+
+// Takes an upgraded connection handed back into t; 0 when ex is not one.
+static int take_upgraded(weir_exchange *ex, weirgo_taken *t) {
+    int fd = -1;
+    size_t len = 0;
+    int rc = weir_upgrade_take(ex, &fd, NULL, 0, &len);
+    char *buf = NULL;
+    if (rc == -ENOBUFS) { // early bytes came past the request: room for them
+        buf = (char *)malloc(len);
+        if (buf == NULL)
+            rc = -ENOMEM; // left untaken: the engine closes it when destroyed
+        else
+            rc = weir_upgrade_take(ex, &fd, buf, len, &len);
+    }
+    if (rc != 0 && rc != WEIR_E_GONE && rc != -ENOMEM) {
+        free(buf);
+        return 0; // an ordinary request (WEIR_E_STATE)
+    }
+    if (rc != 0) {
+        free(buf);
+        buf = NULL;
+        len = 0;
+        fd = -1;
+    }
+    t->rc = rc;
+    t->fd = fd;
+    t->buf = buf;
+    t->len = len;
+    return 1;
+}
+
 int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const char *arena, int32_t *rcs,
                  weir_exchange **out, const weir_request **reqs, struct sockaddr_storage *peers, uint32_t max,
-                 int timeout_ms, const int32_t *streams, int mark) {
+                 int timeout_ms, const int32_t *watch, weirgo_taken *taken, int mark) {
     if (mark)
         on_worker = 1;
     else if (nans > 0)
@@ -72,12 +104,18 @@ int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const 
                                  a->body_len ? arena + a->body_off : NULL, (size_t)a->body_len, a->flags);
     }
     int n = weir_worker_poll(w, out, max, timeout_ms);
-    // Read after the poll: a writer counts its stream before starting it, so
-    // a hand-back in this batch is always seen here.
-    int check = streams != NULL && __atomic_load_n(streams, __ATOMIC_ACQUIRE) > 0;
+    // Read after the poll: a writer counts its stream (a Hijack its wait)
+    // before starting it, so a hand-back in this batch is always seen here.
+    int check = watch != NULL && __atomic_load_n(&watch[0], __ATOMIC_ACQUIRE) > 0;
+    int hijacks = watch != NULL && __atomic_load_n(&watch[1], __ATOMIC_ACQUIRE) > 0;
     for (int i = 0; i < n; i++) {
+        if (hijacks && take_upgraded(out[i], &taken[i])) {
+            reqs[i] = NULL;
+            continue;
+        }
         if (check && weir_stream_room(out[i]) >= 0) {
             reqs[i] = NULL;
+            taken[i].rc = 1;
             continue;
         }
         reqs[i] = weir_exchange_request(out[i]);

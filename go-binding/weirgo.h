@@ -21,17 +21,31 @@ typedef struct weirgo_answer {
     uint64_t body_len;
 } weirgo_answer;
 
+// An upgraded connection a poll handed back (a Hijack's), taken in the cycle
+// on the polling thread: rc is weir_upgrade_take's (0: fd and the early bytes,
+// buf[0, len) malloc'd for the Go side to copy and free; WEIR_E_GONE: it died
+// first). rc 1: not a hand-back (a stream's wake-up).
+typedef struct weirgo_taken {
+    int32_t rc;
+    int32_t fd;
+    char *buf;
+    uint64_t len;
+} weirgo_taken;
+
 // Sends every queued answer (rcs[i] gets weir_respond's result), then polls w
 // and fills out[i] with the exchanges and reqs[i] with their requests (and
-// peers[i] with their addresses when peers is not NULL). While *streams is
-// above 0 (streamed answers are open; streams may be NULL), an exchange that
-// is a stream handed back for room (weir_stream_room >= 0) gets reqs[i] NULL:
-// it is a wake-up for its writer, not a request. mark 1 (inline mode: the
-// handlers run next on this thread) marks the thread as the worker's for
+// peers[i] with their addresses when peers is not NULL). watch (may be NULL)
+// is two counters the Go side keeps: watch[0] open streamed answers,
+// watch[1] Hijacks waiting for their connection. While watch[1] is above 0,
+// an exchange that is an upgraded connection handed back is taken here
+// (taken[i], reqs[i] NULL); while watch[0] is, one that is a stream handed
+// back for room (weir_stream_room >= 0) gets reqs[i] NULL and taken[i].rc 1:
+// a wake-up for its writer, not a request. mark 1 (inline mode: the handlers
+// run next on this thread) marks the thread as the worker's for
 // weirgo_on_worker; async mode's unlocked worker passes 0. Returns poll's result.
 int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const char *arena, int32_t *rcs,
                  weir_exchange **out, const weir_request **reqs, struct sockaddr_storage *peers, uint32_t max,
-                 int timeout_ms, const int32_t *streams, int mark);
+                 int timeout_ms, const int32_t *watch, weirgo_taken *taken, int mark);
 
 // Starts a streamed answer (headers encoded as in weirgo_answer); length is
 // WEIR_LENGTH_UNKNOWN for chunked. Returns weir_stream_start's result.
@@ -49,6 +63,9 @@ int weirgo_stream_start(weir_exchange *ex, int status, const char *hdrs, uint32_
 // exchange is ever left unanswered; the original code is still returned.
 int weirgo_respond(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, const void *body,
                    size_t body_len, uint32_t flags);
+
+// weir_upgrade_raw (a Hijack). Any thread, as weir_respond.
+int weirgo_upgrade_raw(weir_exchange *ex);
 
 // Native pause entry points are not in libweir yet: the binding reports them
 // unsupported (see pause.go).

@@ -22,7 +22,11 @@ type worker struct {
 	peers []C.struct_sockaddr_storage // nil unless peer addresses are wanted
 	ans   []C.weirgo_answer
 	rcs   []C.int32_t
+	upped []C.weirgo_taken // hand-backs of Hijacks (hijack.go)
 	arena []byte
+
+	timeoutMs int
+	driver    *driverTok // the goroutine driving wk now (inline: a Hijack hands it on)
 
 	// inline handlers reuse these, one per batch slot
 	rq []Request
@@ -43,14 +47,15 @@ const arenaKeep = 1 << 20 // an arena grown past this is dropped after its batch
 
 func newWorker(e *Engine, w *C.weir_worker, batch int, peers bool) *worker {
 	wk := &worker{
-		e:    e,
-		w:    w,
-		ex:   make([]*C.weir_exchange, batch),
-		reqs: make([]*C.weir_request, batch),
-		ans:  make([]C.weirgo_answer, 0, batch),
-		rcs:  make([]C.int32_t, batch),
-		rq:   make([]Request, batch),
-		rw:   make([]ResponseWriter, batch),
+		e:     e,
+		w:     w,
+		ex:    make([]*C.weir_exchange, batch),
+		reqs:  make([]*C.weir_request, batch),
+		ans:   make([]C.weirgo_answer, 0, batch),
+		rcs:   make([]C.int32_t, batch),
+		upped: make([]C.weirgo_taken, batch),
+		rq:    make([]Request, batch),
+		rw:    make([]ResponseWriter, batch),
 	}
 	if peers {
 		wk.peers = make([]C.struct_sockaddr_storage, batch)
@@ -87,11 +92,21 @@ func appendAnswer(ans []C.weirgo_answer, arena []byte, ex *C.weir_exchange, stat
 // check has answered its exchange by then); the goroutine's own deferred
 // check then starts another that carries on with the rest of the batch, so a
 // native worker is never left without its driver.
+//
+// An inline handler's Hijack releases its goroutine instead (handOff): a new
+// goroutine drives the worker from the next exchange of the batch, and the
+// released one, no longer counted, ends when its handler returns.
 func (e *Engine) runWorker(wk *worker, timeoutMs int) {
 	e.wg.Add(1)
+	wk.timeoutMs = timeoutMs
+	tok := &driverTok{}
 	go func() {
+		wk.driver = tok
 		returned := false
 		defer func() {
+			if tok.released {
+				return // handOff counted it out and started the next driver
+			}
 			if !returned {
 				if p := recover(); p != nil {
 					panic(p) // the binding's own bug: not a handler's (serve recovers those)
@@ -102,6 +117,9 @@ func (e *Engine) runWorker(wk *worker, timeoutMs int) {
 		}()
 		err := wk.run(timeoutMs)
 		returned = true
+		if tok.released {
+			return
+		}
 		wk.closeBox()
 		if err != nil {
 			e.fatal <- err
@@ -126,7 +144,9 @@ func (wk *worker) run(timeoutMs int) error {
 	if wk.peers != nil {
 		peers = &wk.peers[0]
 	}
-	wk.dispatch() // what a Goexit interrupted
+	if !wk.dispatch() { // what a Goexit (or a Hijack) interrupted
+		return nil
+	}
 	yields := 0
 	for {
 		timeout := timeoutMs
@@ -160,7 +180,7 @@ func (wk *worker) run(timeoutMs int) error {
 		}
 		wk.polls.Add(1)
 		n := int(cCycle(wk.w, ans, C.uint32_t(nans), arena, &wk.rcs[0], &wk.ex[0], &wk.reqs[0], peers,
-			C.uint32_t(len(wk.ex)), C.int(timeout), e.st.open, mark))
+			C.uint32_t(len(wk.ex)), C.int(timeout), e.st.open, &wk.upped[0], mark))
 		for i := 0; i < nans; i++ {
 			e.countRespond(C.int(wk.rcs[i]))
 		}
@@ -177,7 +197,9 @@ func (wk *worker) run(timeoutMs int) error {
 			return codeErr("weir_worker_poll", C.int(n))
 		}
 		wk.n, wk.next = n, 0
-		wk.dispatch()
+		if !wk.dispatch() {
+			return nil // a Hijack released this goroutine; another drives wk
+		}
 		if spin {
 			yields++
 			runtime.Gosched()
@@ -191,13 +213,19 @@ func (wk *worker) run(timeoutMs int) error {
 const maxYields = 4
 
 // dispatch hands the batch's exchanges, from next on, to their handlers.
-func (wk *worker) dispatch() {
+// false: an inline handler's Hijack released this goroutine (handOff), and
+// the batch is another's now.
+func (wk *worker) dispatch() bool {
 	e := wk.e
 	for wk.next < wk.n {
 		i := wk.next
 		wk.next++
-		if wk.reqs[i] == nil { // a stream handed back with room: wake its writer
-			e.st.wake(wk.ex[i])
+		if wk.reqs[i] == nil {
+			if wk.upped[i].rc != 1 { // a Hijack's connection, taken in the cycle
+				e.hj.deliver(wk.ex[i], &wk.upped[i])
+			} else { // a stream handed back with room: wake its writer
+				e.st.wake(wk.ex[i])
+			}
 			continue
 		}
 		wk.taken.Add(1)
@@ -212,8 +240,13 @@ func (wk *worker) dispatch() {
 		rq, rw := &wk.rq[i], &wk.rw[i]
 		rq.r, rq.peer = wk.reqs[i], peer
 		rw.reset(e, wk, wk.ex[i])
+		tok := wk.driver
 		e.serve(rq, rw)
+		if tok.released {
+			return false
+		}
 	}
+	return true
 }
 
 // serve runs the handler; a panic, a Goexit or a missing answer becomes a 500

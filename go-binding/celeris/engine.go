@@ -141,7 +141,7 @@ func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
 	s.ResponseWriter = rw
 	if err := e.handler.HandleStream(e.baseContext(), s); err != nil {
 		e.errs.Add(1)
-		if !rw.started {
+		if !rw.started && !rw.hijacked {
 			rw.reset()
 			// As celeris's own engines answer a handler error.
 			_ = w.AddHeader("content-type", "text/plain; charset=utf-8")
@@ -162,18 +162,39 @@ func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
 // starts a weir.Stream (chunked) with what was gathered, and the writes after
 // it go straight to that stream, so server-sent events leave as written.
 type responseWriter struct {
-	w       *weir.ResponseWriter
-	started bool // status and headers given
-	sent    bool // the answer has crossed to weir
-	status  int
-	body    []byte
-	st      *weir.Stream // after a Flush
+	w        *weir.ResponseWriter
+	started  bool // status and headers given
+	sent     bool // the answer has crossed to weir
+	status   int
+	body     []byte
+	st       *weir.Stream // after a Flush
+	hijacked bool         // the handler took the connection
 }
 
 var (
 	_ stream.ResponseWriter = (*responseWriter)(nil)
 	_ stream.Streamer       = (*responseWriter)(nil)
+	_ stream.Hijacker       = (*responseWriter)(nil)
 )
+
+// Hijack is celeris's connection takeover (Context.Hijack, the websocket
+// middleware's path on engines without celeris's own detach) over
+// weir.ResponseWriter.Hijack: for a request that asked to upgrade, weir
+// writes nothing and the conn is the handler's, which writes its own 101.
+// Other requests: weir.ErrNotUpgrade, and the exchange is answered as usual.
+// An inline handler (AsyncHandlers off) may hijack too: its worker goes on
+// on another goroutine.
+func (rw *responseWriter) Hijack(*stream.Stream) (net.Conn, error) {
+	if rw.started || rw.sent {
+		return nil, weir.ErrAnswered
+	}
+	c, err := rw.w.Hijack()
+	if err != nil {
+		return nil, err
+	}
+	rw.sent, rw.hijacked = true, true
+	return c, nil
+}
 
 func (rw *responseWriter) reset() { rw.started, rw.body, rw.st = false, rw.body[:0], nil }
 
