@@ -55,6 +55,7 @@ type goStats struct {
 	unanswered atomic.Uint64
 	gone       atomic.Uint64
 	refused    atomic.Uint64
+	files      atomic.Uint64 // answers sent from a file (RespondFile)
 }
 
 // New validates cfg and creates the native engine (no socket yet).

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"net"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -40,9 +39,6 @@ var ErrNotUpgrade = errors.New("weir: Hijack needs a request that asks to upgrad
 
 // ErrHijacked: the connection was hijacked; the writer answers nothing more.
 var ErrHijacked = errors.New("weir: the connection was hijacked")
-
-// errHijackThread: an inline handler's Hijack from another goroutine.
-var errHijackThread = errors.New("weir: an inline handler must Hijack from its own goroutine")
 
 type hijackTable struct {
 	waiting *int32   // C memory (weirgo_cycle's watch[1]): Hijacks not yet handed back
@@ -128,7 +124,7 @@ func (w *ResponseWriter) Hijack() (net.Conn, error) {
 	e := w.e
 	inline := w.wk != nil
 	if inline && C.weirgo_on_worker() == 0 {
-		return nil, errHijackThread
+		return nil, errHandOffThread
 	}
 	ch := make(chan hijackResult, 1)
 	e.hj.waits.Store(w.ex, ch)
@@ -144,7 +140,7 @@ func (w *ResponseWriter) Hijack() (net.Conn, error) {
 	}
 	w.answered, w.hijacked = true, true
 	if inline {
-		w.wk.handOff()
+		w.wk.handOff(false)
 	} else {
 		w.home.running.Add(-1)
 		e.inflight.Done()
@@ -160,22 +156,6 @@ func (w *ResponseWriter) Hijack() (net.Conn, error) {
 			return nil, ErrShutdown
 		}
 	}
-}
-
-// driverTok is one goroutine's turn at driving a worker.
-type driverTok struct{ released bool }
-
-// handOff, on the inline worker's goroutine inside a handler: this goroutine
-// stops driving wk. The batch's request and writer slots are replaced, since
-// the handler keeps the ones it holds; a new goroutine carries on at next.
-func (wk *worker) handOff() {
-	wk.driver.released = true
-	wk.rq = make([]Request, len(wk.rq))
-	wk.rw = make([]ResponseWriter, len(wk.rw))
-	C.weirgo_leave() // before the unlock: the thread may serve any goroutine after it
-	runtime.UnlockOSThread()
-	wk.e.runWorker(wk, wk.timeoutMs)
-	wk.e.wg.Done() // this goroutine's count: the new driver has its own
 }
 
 // closeUpgraded indexes Metrics.Closes: connections that left by an upgrade

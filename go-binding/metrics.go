@@ -79,6 +79,7 @@ type Metrics struct {
 	Unanswered     uint64 // handlers that returned without answering (answered 500)
 	Gone           uint64 // answers dropped because the connection had died (WEIR_E_GONE)
 	Refused        uint64 // answers weir refused (-EINVAL, -ENOMEM), replaced by a 500
+	FileAnswers    uint64 // answers sent from a file (RespondFile, celeris's file responses)
 }
 
 // CgoCalls is the number of hot-path crossings: polls, wakes and direct responds.
@@ -169,5 +170,6 @@ func (e *Engine) Metrics() Metrics {
 	m.Unanswered = e.stats.unanswered.Load()
 	m.Gone = e.stats.gone.Load()
 	m.Refused = e.stats.refused.Load()
+	m.FileAnswers = e.stats.files.Load()
 	return m
 }

@@ -15,19 +15,25 @@ import (
 )
 
 // Server-sent events through the net/http adapter: what the handler flushed
-// reaches the client while the handler still runs. Arms: async (the default:
-// Flush streams) must see the first event before the handler goes on; Inline
-// is the arm that must lose (its Flush cannot send early, so the first event
-// is not there until the handler returns).
+// reaches the client while the handler still runs, in both modes: async (the
+// default) streams at once; an inline handler that flushes is handed off
+// (handoff.go) and then streams, while its one worker serves another client.
+// Without the hand-off the inline arm fails: its Flush could not send early
+// (the event waits for the worker, which waits for the handler), and the
+// other client waits for the worker too.
 func TestNetHTTPFlushStreams(t *testing.T) {
 	for _, inline := range []bool{false, true} {
-		name := "async: Flush sends"
+		name := "async"
 		if inline {
-			name = "inline, must lose: Flush holds the event"
+			name = "inline, handed off"
 		}
 		t.Run(name, func(t *testing.T) {
 			release := make(chan struct{})
-			_, addr := start(t, Config{Inline: inline, HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, addr := start(t, Config{Inline: inline, Workers: 1, HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/other" {
+					io.WriteString(w, "other")
+					return
+				}
 				w.Header().Set("Content-Type", "text/event-stream")
 				fmt.Fprint(w, "data: one\n\n")
 				w.(http.Flusher).Flush()
@@ -58,17 +64,17 @@ func TestNetHTTPFlushStreams(t *testing.T) {
 			case first = <-got:
 			case <-time.After(1500 * time.Millisecond):
 			}
-			close(release)
 			want := "text/event-stream chunked data: one\n"
-			if inline {
-				if first != "" {
-					t.Fatalf("inline Flush sent early: %q", first)
-				}
-				return
-			}
 			if first != want {
+				close(release)
 				t.Fatalf("first event while the handler runs: %q, want %q", first, want)
 			}
+			other := dial(t, addr)
+			other.send(get("/other"))
+			if _, body := other.read("GET"); body != "other" {
+				t.Errorf("another client while the handler waits: %q", body)
+			}
+			close(release)
 		})
 	}
 }

@@ -114,8 +114,9 @@ func (hw *httpWriter) gathered() error {
 // reported by that worker's own poll).
 func (hw *httpWriter) canStream() bool { return hw.w.wk == nil }
 
-// Flush sends the head and what was written so far (see ServeHTTP); inline
-// handlers' Flush only marks the answer flushed.
+// Flush sends the head and what was written so far (see ServeHTTP). An
+// inline handler that flushes is handed off first (ResponseWriter.HandOff):
+// it streams, and may wait, while its worker goes on without it.
 func (hw *httpWriter) Flush() { _ = hw.FlushError() }
 
 // FlushError is Flush for http.ResponseController.
@@ -127,8 +128,8 @@ func (hw *httpWriter) FlushError() error {
 		hw.WriteHeader(http.StatusOK)
 	}
 	hw.flushed = true
-	if !hw.canStream() {
-		return nil
+	if !hw.canStream() && hw.w.HandOff() != nil {
+		return nil // not the handler's goroutine: the answer leaves whole at its end
 	}
 	if hw.err != nil {
 		return hw.err

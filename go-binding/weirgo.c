@@ -61,6 +61,20 @@ int weirgo_respond(weir_exchange *ex, int status, const char *hdrs, uint32_t nhd
 
 int weirgo_upgrade_raw(weir_exchange *ex) { return weir_upgrade_raw(ex); }
 
+int weirgo_respond_file(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, int fd, uint64_t offset,
+                        uint64_t length, uint32_t flags) {
+    weir_header_t stack[STACK_HEADERS];
+    weir_header_t *h = stack;
+    if (nhdr > STACK_HEADERS) {
+        h = (weir_header_t *)malloc(sizeof(weir_header_t) * nhdr);
+        if (h == NULL) return -ENOMEM; // not consumed: the caller answers otherwise
+    }
+    decode_headers(hdrs, nhdr, h);
+    int rc = weir_respond_file(ex, status, nhdr ? h : NULL, nhdr, fd, offset, length, flags);
+    if (h != stack) free(h);
+    return rc;
+}
+
 // Takes an upgraded connection handed back into t; 0 when ex is not one.
 static int take_upgraded(weir_exchange *ex, weirgo_taken *t) {
     int fd = -1;

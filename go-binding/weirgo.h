@@ -64,6 +64,11 @@ int weirgo_stream_start(weir_exchange *ex, int status, const char *hdrs, uint32_
 int weirgo_respond(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, const void *body,
                    size_t body_len, uint32_t flags);
 
+// weir_respond_file with headers encoded as in weirgo_answer. A refusal
+// (-EBADF, -EINVAL) leaves ex as it was, for the caller to answer otherwise.
+int weirgo_respond_file(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, int fd, uint64_t offset,
+                        uint64_t length, uint32_t flags);
+
 // weir_upgrade_raw (a Hijack). Any thread, as weir_respond.
 int weirgo_upgrade_raw(weir_exchange *ex);
 

@@ -93,7 +93,7 @@ func appendAnswer(ans []C.weirgo_answer, arena []byte, ex *C.weir_exchange, stat
 // check then starts another that carries on with the rest of the batch, so a
 // native worker is never left without its driver.
 //
-// An inline handler's Hijack releases its goroutine instead (handOff): a new
+// An inline handler's hand-off (handoff.go) releases its goroutine instead: a new
 // goroutine drives the worker from the next exchange of the batch, and the
 // released one, no longer counted, ends when its handler returns.
 func (e *Engine) runWorker(wk *worker, timeoutMs int) {
@@ -104,8 +104,11 @@ func (e *Engine) runWorker(wk *worker, timeoutMs int) {
 		wk.driver = tok
 		returned := false
 		defer func() {
-			if tok.released {
-				return // handOff counted it out and started the next driver
+			if tok.released { // handOff counted it out of e.wg and started the next driver
+				if tok.counted { // the handler it served has returned (or exited)
+					e.inflight.Done()
+				}
+				return
 			}
 			if !returned {
 				if p := recover(); p != nil {
@@ -213,7 +216,7 @@ func (wk *worker) run(timeoutMs int) error {
 const maxYields = 4
 
 // dispatch hands the batch's exchanges, from next on, to their handlers.
-// false: an inline handler's Hijack released this goroutine (handOff), and
+// false: an inline handler's hand-off (Hijack, HandOff) released this goroutine, and
 // the batch is another's now.
 func (wk *worker) dispatch() bool {
 	e := wk.e

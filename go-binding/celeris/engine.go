@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"strings"
 	"sync/atomic"
 
@@ -175,7 +176,45 @@ var (
 	_ stream.ResponseWriter = (*responseWriter)(nil)
 	_ stream.Streamer       = (*responseWriter)(nil)
 	_ stream.Hijacker       = (*responseWriter)(nil)
+	_ stream.FileResponder  = (*responseWriter)(nil)
 )
+
+// WriteFileResponse is celeris's zero-copy file answer (Context.File,
+// FileFromDir, middleware/static, ranges included) over
+// weir.ResponseWriter.RespondFile: the body goes from the file to the socket
+// without passing through Go (sendfile on epoll, splice on io_uring), and
+// weir keeps its own duplicate of the descriptor, so celeris may close the
+// file at once. What weir refuses (not a regular file, a range past its
+// end) is declined before anything is given, so celeris's buffered path
+// answers instead, as its contract asks.
+//
+// celeris's engine-level engine.SendfileCapable is not implemented: it
+// writes to the connection's raw descriptor, which is weir's, not the
+// handler's; this is the path celeris's own epoll engine serves files by.
+func (rw *responseWriter) WriteFileResponse(_ *stream.Stream, status int, headers [][2]string, file *os.File,
+	offset, length int64) (bool, error) {
+	if rw.started || rw.sent || file == nil || offset < 0 || length < 0 {
+		return false, nil
+	}
+	if fi, err := file.Stat(); err != nil || !fi.Mode().IsRegular() || offset+length > fi.Size() {
+		return false, nil // checked first: a refusal after the headers were given would send them twice
+	}
+	rw.headers(status, headers)
+	if err := rw.w.RespondFile(status, file, offset, length); err != nil {
+		if errors.Is(err, weir.ErrNotRegular) {
+			// Raced with a change to the file; nothing was sent. The
+			// headers given stay on the writer, so answer here rather than
+			// decline: a 500 that says so.
+			rw.sent = true
+			_ = rw.w.RespondString(500, "file changed while it was answered")
+			return true, err
+		}
+		rw.sent = true
+		return true, err
+	}
+	rw.sent = true
+	return true, nil
+}
 
 // Hijack is celeris's connection takeover (Context.Hijack, the websocket
 // middleware's path on engines without celeris's own detach) over
@@ -261,7 +300,8 @@ func (rw *responseWriter) Write(_ *stream.Stream, data []byte) error {
 
 // Flush sends what was given so far: the status and headers, then what was
 // gathered, as the start of a chunked weir.Stream (once; a stream flushes
-// itself, each write leaves with the worker's next pass).
+// itself, each write leaves with the worker's next pass). In either
+// execution mode.
 func (rw *responseWriter) Flush(*stream.Stream) error {
 	if rw.st != nil {
 		return nil
@@ -271,6 +311,12 @@ func (rw *responseWriter) Flush(*stream.Stream) error {
 	}
 	if !rw.started {
 		rw.headers(200, nil)
+	}
+	// An inline handler (AsyncHandlers off) that flushes is about to wait
+	// between its writes: hand its worker on, so what it flushes leaves now
+	// and the worker's other connections go on (weir.ResponseWriter.HandOff).
+	if err := rw.w.HandOff(); err != nil {
+		return err
 	}
 	st, err := rw.w.Stream(rw.status, weir.LengthUnknown)
 	if err != nil {

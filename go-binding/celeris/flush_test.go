@@ -15,13 +15,18 @@ import (
 
 // Flush sends what was written before the handler goes on (server-sent
 // events): the client reads the first event while the handler still waits
-// for the test's release. Async: a handler that waits must not hold its
-// worker, and an inline one would (its worker sends nothing until it
-// returns), so SSE on weir needs celeris's AsyncHandlers. The arm that shows
-// the loss is the same exchange without a Flush: nothing arrives before the
-// release (the answer is gathered whole, with Content-Length).
+// for the test's release, in both execution modes (inline: the Flush hands
+// the worker on, weir.ResponseWriter.HandOff; without it an inline handler
+// that waits holds its one worker and nothing it flushed leaves). The arm
+// that shows the loss is the same exchange without a Flush: nothing arrives
+// before the release (the answer is gathered whole, with Content-Length).
 func TestFlushSendsBeforeTheHandlerReturns(t *testing.T) {
-	const async = true
+	for _, async := range []bool{true, false} {
+		flushArms(t, async)
+	}
+}
+
+func flushArms(t *testing.T, async bool) {
 	for _, flush := range []bool{true, false} {
 		release := make(chan struct{})
 		h := stream.HandlerFunc(func(_ context.Context, s *stream.Stream) error {
@@ -43,8 +48,7 @@ func TestFlushSendsBeforeTheHandlerReturns(t *testing.T) {
 			}
 			return st.Close(s)
 		})
-		// Two workers: an inline handler that waits holds its own.
-		we, err := New(weir.Config{Addr: "127.0.0.1:0", Backend: testBackend(), Workers: 2, Async: async}, h)
+		we, err := New(weir.Config{Addr: "127.0.0.1:0", Backend: testBackend(), Workers: 1, Async: async}, h)
 		if errors.Is(err, weir.ErrUnavailable) {
 			t.Skipf("%v: %v", testBackend(), err)
 		}
