@@ -234,6 +234,12 @@ WEIR_EXPORT int weir_upgrade(weir_exchange *ex, const weir_header_t *headers, si
     return weir::guard([&] { return weir::exchange_upgrade(ex, headers, num_headers, false); });
 }
 
+WEIR_EXPORT int weir_exchange_gone(weir_exchange *ex) {
+    if (!ex)
+        return -EINVAL;
+    return weir::guard([&] { return weir::exchange_gone(ex); });
+}
+
 WEIR_EXPORT int weir_upgrade_raw(weir_exchange *ex) {
     if (!ex)
         return -EINVAL;

@@ -402,7 +402,13 @@ typedef struct weir_config {
                                     head with WEIR_REQ_BODY_STREAM; max_body then
                                     bounds only the bodies weir buffers.
                                     0 = off, every body buffered: 0                  */
-    uint32_t reserved_;         /* zero (no tail padding: the struct grows here)     */
+    uint32_t report_gone;       /* (0.3) driven mode: 1 hands the exchanges the host
+                                    holds out again, in a poll batch, when their
+                                    client goes (its FIN, or the connection
+                                    dies: a reset, a forced shutdown), so a host
+                                    can stop working on them; weir_exchange_gone
+                                    then says 1. 0 = off: 0
+                                    (the struct grows after this field)           */
 } weir_config;
 
 /* Sets size and every default listed above (limits NULL: the parser's
@@ -938,6 +944,20 @@ WEIR_API int weir_stream_abort(weir_exchange *ex);
  * net/http's and celeris's websocket code write their own 101). Everything
  * else, the rules, the hand-back and the take, is weir_upgrade's.
  */
+/*
+ * weir_exchange_gone (0.3): 1 when ex's client has gone: its FIN (or a
+ * read error) arrived, or the connection died (then the answer is dropped:
+ * answering returns WEIR_E_GONE, which also releases ex; after a FIN alone
+ * weir still sends it, for a client that only half-closed). 0 while the
+ * client is there; WEIR_E_STALE, -EINVAL (NULL). Any thread. With
+ * cfg.report_gone the exchanges the host holds come back in a poll batch
+ * once, at the FIN or the death, whichever is first (net/http cancels a
+ * request's context the same way). An exchange may also come back for
+ * another reason in the same batch (a stream's room, a body's bytes): ask
+ * this first.
+ */
+WEIR_API int weir_exchange_gone(weir_exchange *ex);
+
 WEIR_API int weir_upgrade(weir_exchange *ex, const weir_header_t *headers, size_t num_headers);
 WEIR_API int weir_upgrade_raw(weir_exchange *ex);
 WEIR_API int weir_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap, size_t *len);

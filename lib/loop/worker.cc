@@ -23,6 +23,7 @@ Worker::Worker(Engine &engine, uint32_t index, std::unique_ptr<Port> port)
     : engine_(engine), port_(std::move(port)), index_(index) {
     const weir_config &c = engine.cfg();
     inline_ = c.mode == WEIR_MODE_INLINE;
+    report_gone_ = !inline_ && c.report_gone != 0;
     accept_batch_ = c.accept_batch;
     max_connections_ = c.max_connections;
     max_pipeline_ = c.max_pipeline;

@@ -106,6 +106,8 @@ struct Slot {
     bool progress = false;     // output bytes written since the last settle
     bool answered = false;     // an answer was applied since the last settle (handler timer)
     std::atomic<bool> gone{false}; // fd closed: foreign answers are dropped
+    std::atomic<bool> peer_left{false}; // the peer's FIN (or a read error) came: weir_exchange_gone
+    bool gone_reported = false;    // cfg.report_gone: what was out has been handed back
     TimerNode timer;
     Slot *next_dirty = nullptr;
     Slot *prev_dirty = nullptr;
@@ -163,6 +165,7 @@ const weir_request *exchange_request(weir_exchange *ex);
 int exchange_peer(weir_exchange *ex, sockaddr_storage *ss, socklen_t *len);
 // The worker a live handle belongs to, or null (tests).
 Worker *exchange_worker(weir_exchange *ex);
+int exchange_gone(weir_exchange *ex);
 
 class Worker final : public ImageSink {
   public:
@@ -343,6 +346,7 @@ class Worker final : public ImageSink {
     void apply_stream(Answer *a);
     void apply_file(Answer *a);
     void apply_upgrade(Answer *a);
+    void report_gone(Slot &s);
     bool upgrade_detach(Slot &s);
     void upgrade_deliver(Slot &s, ImageNode *n);
     void hand_back(uint64_t h);
@@ -382,6 +386,7 @@ class Worker final : public ImageSink {
     int64_t now_ms_ = 0;
     uint32_t index_;
     bool inline_ = true;
+    bool report_gone_ = false; // cfg.report_gone (driven): dying exchanges come back in a poll
     bool file_ranges_ = false; // file answers leave as ranges the port sends (Port::file_ranges)
     uint32_t accept_batch_ = 16;
     uint32_t max_connections_ = 10000;

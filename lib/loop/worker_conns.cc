@@ -120,6 +120,8 @@ void Worker::admit(ConnImage &img) {
     s.fd = fd;
     s.ops = 0;
     s.gone.store(false, std::memory_order_relaxed);
+    s.peer_left.store(false, std::memory_order_relaxed);
+    s.gone_reported = false;
     s.dirty = s.input_paused = s.retry_queued = s.eof = s.broken = s.activity = s.progress = false;
     s.leaving = nullptr;
     s.leaving_to = nullptr;
@@ -196,6 +198,7 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
         port_->close(s, error);
     s.conn().on_closed();
     let_go(s);
+    report_gone(s);
     if (s.upgrade_handle) // answered 101, died before it could leave: the host learns
         upgrade_deliver(s, nullptr);
     if (s.body_handle)
@@ -220,6 +223,20 @@ void Worker::close_lingering(Slot &s, bool unread) {
     if (!done && (unread || got > 0) && engine_.reaper().take(fd))
         return;
     ::close(fd);
+}
+
+// cfg.report_gone: what the host still holds comes back (once), so it can
+// stop working for a client that is not there (the Go binding cancels the
+// request's context): at the peer's FIN, or when the connection dies first.
+// Each is handed out while its ticket lives.
+void Worker::report_gone(Slot &s) {
+    if (!report_gone_ || s.gone_reported || s.conn().outstanding() == 0)
+        return;
+    s.gone_reported = true;
+    s.conn().each_taken([&](Exchange *x) {
+        if (ready_room())
+            ready_.push_back(x->handle);
+    });
 }
 
 // The worker no longer owns s's socket (closed, or released into an image):

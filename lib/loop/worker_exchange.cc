@@ -91,6 +91,17 @@ int exchange_peer(weir_exchange *ex, sockaddr_storage *ss, socklen_t *len) {
     return 0;
 }
 
+int exchange_gone(weir_exchange *ex) {
+    TicketRef r(H(ex));
+    Exchange *x = r ? r.peek() : nullptr;
+    if (!x && r && r.stream(&x) != 0) // a streamed answer's handle: its exchange all the same
+        x = nullptr;
+    if (!x)
+        return WEIR_E_STALE;
+    auto *s = static_cast<const Slot *>(x->user);
+    return s->gone.load(std::memory_order_acquire) || s->peer_left.load(std::memory_order_acquire) ? 1 : 0;
+}
+
 Worker *exchange_worker(weir_exchange *ex) {
     TicketRef r(H(ex));
     return r && r.peek() ? r.worker() : nullptr;

@@ -229,6 +229,8 @@ size_t Worker::input_lent(Slot &s, const char *p, size_t n) {
 void Worker::input_end(Slot &s, int err) {
     Conn &c = s.conn();
     s.eof = true;
+    s.peer_left.store(true, std::memory_order_release);
+    report_gone(s);
     if (err == 0) {
         c.on_eof();
     } else {

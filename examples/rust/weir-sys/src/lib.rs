@@ -206,7 +206,7 @@ pub struct weir_config {
     pub handler_timeout_ms: u32,
     pub stream_window_bytes: u32,
     pub stream_body_bytes: u32,
-    pub reserved_: u32,
+    pub report_gone: u32,
 }
 
 pub const WEIR_CLOSE_PEER: u32 = 0;
@@ -487,6 +487,7 @@ extern "C" {
     ) -> c_int;
     pub fn weir_upgrade(ex: *mut weir_exchange, headers: *const weir_header_t, num_headers: usize) -> c_int;
     pub fn weir_upgrade_raw(ex: *mut weir_exchange) -> c_int;
+    pub fn weir_exchange_gone(ex: *mut weir_exchange) -> c_int;
     pub fn weir_upgrade_take(
         ex: *mut weir_exchange,
         fd: *mut c_int,
