@@ -950,11 +950,12 @@ WEIR_API int weir_stream_abort(weir_exchange *ex);
  * answering returns WEIR_E_GONE, which also releases ex; after a FIN alone
  * weir still sends it, for a client that only half-closed). 0 while the
  * client is there; WEIR_E_STALE, -EINVAL (NULL). Any thread. With
- * cfg.report_gone the exchanges the host holds come back in a poll batch
- * once, at the FIN or the death, whichever is first (net/http cancels a
- * request's context the same way). An exchange may also come back for
- * another reason in the same batch (a stream's room, a body's bytes): ask
- * this first.
+ * cfg.report_gone the exchanges a poll had handed out come back in a poll
+ * batch once, at the FIN or the death, whichever is first (net/http cancels
+ * a request's context the same way), and for those it says 2: a report,
+ * never a new request. One not handed out yet when its client went comes
+ * out once, as a request, and says 1. An exchange may also come back for
+ * another reason (a stream's room, a body's bytes): a 2 covers that too.
  */
 WEIR_API int weir_exchange_gone(weir_exchange *ex);
 

@@ -66,6 +66,10 @@ struct Ticket {
     // Upgraded: the connection waiting for weir_upgrade_take (an ImageNode;
     // null when it died before it could leave).
     void *image = nullptr;
+    // cfg.report_gone (worker_conns.cc): 1 once a poll has handed the
+    // exchange out, 2 once it was handed back because its client went
+    // (weir_exchange_gone says 2 then). The loop's; read from any thread.
+    std::atomic<uint8_t> seen{0};
 };
 
 class TicketTable {

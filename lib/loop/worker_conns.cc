@@ -228,14 +228,20 @@ void Worker::close_lingering(Slot &s, bool unread) {
 // cfg.report_gone: what the host still holds comes back (once), so it can
 // stop working for a client that is not there (the Go binding cancels the
 // request's context): at the peer's FIN, or when the connection dies first.
-// Each is handed out while its ticket lives.
+// Only those a poll has handed out already (seen 1 -> 2, which
+// weir_exchange_gone reports): one still on its way out is handed out once,
+// as a request whose client has gone (weir_exchange_gone 1), so the host
+// never mistakes a report for a new request.
 void Worker::report_gone(Slot &s) {
     if (!report_gone_ || s.gone_reported || s.conn().outstanding() == 0)
         return;
     s.gone_reported = true;
     s.conn().each_taken([&](Exchange *x) {
-        if (ready_room())
-            ready_.push_back(x->handle);
+        Ticket *t = tickets_.live(x->handle) ? tickets_.at(x->handle) : nullptr;
+        if (!t || t->seen.load(std::memory_order_relaxed) != 1 || !ready_room())
+            return;
+        t->seen.store(2, std::memory_order_relaxed);
+        ready_.push_back(x->handle);
     });
 }
 

@@ -99,7 +99,9 @@ int exchange_gone(weir_exchange *ex) {
     if (!x)
         return WEIR_E_STALE;
     auto *s = static_cast<const Slot *>(x->user);
-    return s->gone.load(std::memory_order_acquire) || s->peer_left.load(std::memory_order_acquire) ? 1 : 0;
+    if (!s->gone.load(std::memory_order_acquire) && !s->peer_left.load(std::memory_order_acquire))
+        return 0;
+    return r.ticket().seen.load(std::memory_order_relaxed) == 2 ? 2 : 1;
 }
 
 Worker *exchange_worker(weir_exchange *ex) {

@@ -34,7 +34,7 @@ int main(void) {
     F(weir_config, read_buffer_size) F(weir_config, max_output_bytes) F(weir_config, max_connections)
     F(weir_config, max_pipeline) F(weir_config, header_timeout_ms) F(weir_config, idle_timeout_ms)
     F(weir_config, write_timeout_ms) F(weir_config, body_timeout_ms) F(weir_config, limits) F(weir_config, log)
-    F(weir_config, log_user) F(weir_config, handler_timeout_ms) F(weir_config, stream_window_bytes) F(weir_config, stream_body_bytes) F(weir_config, reserved_)
+    F(weir_config, log_user) F(weir_config, handler_timeout_ms) F(weir_config, stream_window_bytes) F(weir_config, stream_body_bytes) F(weir_config, report_gone)
     F(weir_metrics, size) F(weir_metrics, workers) F(weir_metrics, accepted) F(weir_metrics, accept_batches)
     F(weir_metrics, accept_owed) F(weir_metrics, accept_resource_errors) F(weir_metrics, accept_other_errors)
     F(weir_metrics, handoffs) F(weir_metrics, handoffs_owed) F(weir_metrics, connections_open)
