@@ -27,7 +27,8 @@ var asyncPairs = sync.Pool{New: func() any { return new(asyncPair) }}
 
 const maxIdleHandlers = 256
 
-func (e *Engine) dispatchAsync(wk *worker, ex *C.weir_exchange, r *C.weir_request, peer *C.struct_sockaddr_storage) {
+func (e *Engine) dispatchAsync(wk *worker, ex *C.weir_exchange, r *C.weir_request, peer *C.struct_sockaddr_storage,
+	goneSeen bool) {
 	p := asyncPairs.Get().(*asyncPair)
 	p.rq.r, p.rq.peer = r, nil
 	if peer != nil {
@@ -36,6 +37,7 @@ func (e *Engine) dispatchAsync(wk *worker, ex *C.weir_exchange, r *C.weir_reques
 	}
 	p.rw.reset(e, nil, ex)
 	p.rw.home = wk
+	e.gn.add(&p.rw, goneSeen)
 	p.wk = wk
 	e.inflight.Add(1)
 	wk.running.Add(1)

@@ -119,6 +119,12 @@ type Config struct {
 	// PeerAddrs makes Request.RemoteAddr available to native handlers (the
 	// peer address is fetched with each batch; always on for HTTP).
 	PeerAddrs bool
+	// ReportGone tells handlers when their client goes (its FIN, a reset,
+	// a forced shutdown) while they work: ResponseWriter.NotifyGone's
+	// callbacks run then (weir's report_gone; gone.go). Always on for HTTP,
+	// whose request contexts are cancelled so, as net/http's are; the celeris
+	// engine sets it too.
+	ReportGone bool
 	// PollTimeout bounds each native poll (default 100ms).
 	PollTimeout time.Duration
 	// BatchSize is the most exchanges one poll returns (default 64).
@@ -229,6 +235,9 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_li
 		if v > 0 {
 			*dst = u32(v)
 		}
+	}
+	if c.ReportGone || c.HTTP != nil {
+		out.report_gone = 1
 	}
 	set(&out.read_buffer_size, c.ReadBufferSize)
 	set(&out.max_output_bytes, c.MaxOutputBytes)

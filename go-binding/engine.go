@@ -40,11 +40,13 @@ type Engine struct {
 	idleCount atomic.Int32
 	fatal     chan error
 	done      chan struct{} // closed once the engine is destroyed
+	stopped   chan struct{} // closed once every worker has stopped (Listen returns)
 	stopErr   error
 
 	stats goStats
 	st    streamTable                     // open streamed answers (stream.go)
 	hj    hijackTable                     // Hijacks waiting for their connection (hijack.go)
+	gn    goneTable                       // NotifyGone callbacks (gone.go)
 	ctx   atomic.Pointer[context.Context] // Listen's context without its cancellation: the base of net/http request contexts
 }
 
@@ -72,7 +74,7 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.HTTP != nil && !cfg.Inline {
 		cfg.Async = true // a net/http handler may block: never on the worker's goroutine
 	}
-	e := &Engine{cfg: cfg, handler: cfg.Handler, done: make(chan struct{}), idle: make(chan *asyncPair)}
+	e := &Engine{cfg: cfg, handler: cfg.Handler, done: make(chan struct{}), stopped: make(chan struct{}), idle: make(chan *asyncPair)}
 	if cfg.HTTP != nil {
 		e.handler = httpHandler(cfg.HTTP)
 	}
@@ -90,14 +92,23 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.fatal = make(chan error, int(C.weir_engine_workers(e.ce))+1)
 	e.st.init(&e.cfg)
-	e.hj.waiting = (*int32)(unsafe.Pointer(&unsafe.Slice(e.st.open, 2)[1]))
+	watch := unsafe.Slice(e.st.open, 3)
+	e.hj.waiting = (*int32)(unsafe.Pointer(&watch[1]))
+	if cfg.ReportGone || cfg.HTTP != nil {
+		watch[2] = 1 // weirgo_cycle asks weir_exchange_gone of each exchange
+	}
+	e.gn.m = make(map[*C.weir_exchange]*ResponseWriter)
+	e.gn.on = cfg.ReportGone || cfg.HTTP != nil
 	return e, nil
 }
 
 // Listen binds the listeners, starts the workers and blocks until ctx ends
 // (then it shuts down gracefully, as Shutdown(context.Background()) would),
-// Shutdown completes (nil), or a worker fails (its error). Addr is nil until
-// the listeners are bound.
+// a shutdown has stopped the workers (nil: no connection is served any
+// more; a handler that has not returned may still run, and the engine is
+// freed once it has, as net/http's Serve returns without waiting for its
+// handlers), or a worker fails (its error). Addr is nil until the listeners
+// are bound.
 func (e *Engine) Listen(ctx context.Context) error {
 	base := context.WithoutCancel(ctx) // the requests' (nethttp.go baseContext)
 	e.ctx.Store(&base)
@@ -109,13 +120,15 @@ func (e *Engine) Listen(ctx context.Context) error {
 	}
 	select {
 	case <-ctx.Done():
-		return e.Shutdown(context.Background())
+		e.begin(-1)
+		<-e.stopped
+		return e.stopErr
 	case err := <-e.fatal:
 		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_ = e.Shutdown(sctx)
 		return err
-	case <-e.done:
+	case <-e.stopped:
 		return nil
 	}
 }
@@ -181,16 +194,11 @@ func (e *Engine) nativeAddr() (*net.TCPAddr, error) {
 // ends first, weir's -ETIMEDOUT when the grace ran out, else nil. Repeated
 // calls wait for the same shutdown.
 func (e *Engine) Shutdown(ctx context.Context) error {
-	e.mu.Lock()
-	if !e.stopping {
-		e.stopping = true
-		grace := int64(-1)
-		if d, ok := ctx.Deadline(); ok {
-			grace = max(int64(time.Until(d)), 0)
-		}
-		go e.stop(grace, e.listening)
+	grace := int64(-1)
+	if d, ok := ctx.Deadline(); ok {
+		grace = max(int64(time.Until(d)), 0)
 	}
-	e.mu.Unlock()
+	e.begin(grace)
 	select {
 	case <-e.done:
 		return e.stopErr
@@ -206,6 +214,16 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	}
 }
 
+// begin starts the shutdown once (grace in ns, -1: none).
+func (e *Engine) begin(grace int64) {
+	e.mu.Lock()
+	if !e.stopping {
+		e.stopping = true
+		go e.stop(grace, e.listening)
+	}
+	e.mu.Unlock()
+}
+
 func (e *Engine) stop(grace int64, listening bool) {
 	if listening {
 		if rc := C.weir_engine_shutdown(e.ce, C.int64_t(grace)); rc != 0 {
@@ -213,6 +231,7 @@ func (e *Engine) stop(grace int64, listening bool) {
 		}
 	}
 	e.wg.Wait()
+	close(e.stopped)
 	e.inflight.Wait()
 	e.life.Lock()
 	C.weir_engine_destroy(e.ce)

@@ -23,7 +23,9 @@ import (
 // Trailer (a chunked body's trailer fields: the body is whole before the
 // handler runs), a Body reader over the native body (valid until the handler
 // returns, as net/http's is), ContentLength, RemoteAddr, and a context that is
-// cancelled when the handler returns and carries http.ServerContextKey (an
+// cancelled when the handler returns or its client goes (its FIN, a reset, a
+// Shutdown whose context ended: Config.ReportGone, gone.go) and carries
+// http.ServerContextKey (an
 // *http.Server naming the handler and the address) and
 // http.LocalAddrContextKey (the listener's address).
 //
@@ -162,6 +164,7 @@ func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Requ
 		req.RemoteAddr = a.String()
 	}
 	ctx, cancel := context.WithCancel(w.e.baseContext())
+	w.NotifyGone(cancel) // the client went (FIN, reset, forced shutdown): as net/http cancels it
 	ctx = context.WithValue(ctx, http.ServerContextKey, srv)
 	if a := w.e.Addr(); a != nil {
 		ctx = context.WithValue(ctx, http.LocalAddrContextKey, net.Addr(a))

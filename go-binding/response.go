@@ -35,6 +35,8 @@ type ResponseWriter struct {
 	close    bool
 	answered bool
 	hijacked bool    // Hijack took the connection (hijack.go)
+	goneFlag bool    // the client has gone (gone.go; under e.gn.mu once dispatched)
+	goneFn   func()  // NotifyGone's callback, not yet run
 	stream   *Stream // begun by Stream: aborted if the handler panics
 }
 
@@ -45,6 +47,7 @@ func (w *ResponseWriter) reset(e *Engine, wk *worker, ex *C.weir_exchange) {
 	w.close = false
 	w.answered = false
 	w.hijacked = false
+	w.goneFlag, w.goneFn = false, nil
 	w.stream = nil
 }
 

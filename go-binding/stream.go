@@ -54,8 +54,9 @@ type streamTable struct {
 }
 
 func (t *streamTable) init(cfg *Config) {
-	// [0] open streams, [1] Hijacks waiting (hijack.go): weirgo_cycle's watch
-	t.open = (*C.int32_t)(C.calloc(2, C.size_t(unsafe.Sizeof(C.int32_t(0)))))
+	// [0] open streams, [1] Hijacks waiting (hijack.go), [2] 1 when gone
+	// clients are reported (gone.go): weirgo_cycle's watch
+	t.open = (*C.int32_t)(C.calloc(3, C.size_t(unsafe.Sizeof(C.int32_t(0)))))
 	window := 256 << 10
 	if cfg.StreamWindowBytes > 0 {
 		window = cfg.StreamWindowBytes

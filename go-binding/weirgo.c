@@ -122,11 +122,20 @@ int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const 
     // before starting it, so a hand-back in this batch is always seen here.
     int check = watch != NULL && __atomic_load_n(&watch[0], __ATOMIC_ACQUIRE) > 0;
     int hijacks = watch != NULL && __atomic_load_n(&watch[1], __ATOMIC_ACQUIRE) > 0;
+    int gone = watch != NULL && watch[2] != 0; // set once, before the workers start
     for (int i = 0; i < n; i++) {
         if (hijacks && take_upgraded(out[i], &taken[i])) {
             reqs[i] = NULL;
             continue;
         }
+        int g = gone ? weir_exchange_gone(out[i]) : 0;
+        if (g == 2) { // a report: its client went (never a new request)
+            reqs[i] = NULL;
+            taken[i].rc = 2;
+            continue;
+        }
+        if (gone)
+            taken[i].rc = g == 1 ? 3 : 1; // 3: a request whose client has gone already
         if (check && weir_stream_room(out[i]) >= 0) {
             reqs[i] = NULL;
             taken[i].rc = 1;

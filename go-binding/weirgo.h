@@ -35,8 +35,12 @@ typedef struct weirgo_taken {
 // Sends every queued answer (rcs[i] gets weir_respond's result), then polls w
 // and fills out[i] with the exchanges and reqs[i] with their requests (and
 // peers[i] with their addresses when peers is not NULL). watch (may be NULL)
-// is two counters the Go side keeps: watch[0] open streamed answers,
-// watch[1] Hijacks waiting for their connection. While watch[1] is above 0,
+// is three counters the Go side keeps: watch[0] open streamed answers,
+// watch[1] Hijacks waiting for their connection, watch[2] 1 when the engine
+// reports gone clients (report_gone): each exchange is then asked
+// weir_exchange_gone, a report (2) gets reqs[i] NULL and taken[i].rc 2, and
+// a request gets taken[i].rc 3 when its client has gone already, else 1.
+// While watch[1] is above 0,
 // an exchange that is an upgraded connection handed back is taken here
 // (taken[i], reqs[i] NULL); while watch[0] is, one that is a stream handed
 // back for room (weir_stream_room >= 0) gets reqs[i] NULL and taken[i].rc 1:

@@ -224,25 +224,31 @@ func (wk *worker) dispatch() bool {
 		i := wk.next
 		wk.next++
 		if wk.reqs[i] == nil {
-			if wk.upped[i].rc != 1 { // a Hijack's connection, taken in the cycle
-				e.hj.deliver(wk.ex[i], &wk.upped[i])
-			} else { // a stream handed back with room: wake its writer
+			switch wk.upped[i].rc {
+			case goneReport: // its client went: cancel its work (and wake a stream's writer to learn it)
+				e.gn.report(wk.ex[i])
 				e.st.wake(wk.ex[i])
+			case 1: // a stream handed back with room: wake its writer
+				e.st.wake(wk.ex[i])
+			default: // a Hijack's connection, taken in the cycle
+				e.hj.deliver(wk.ex[i], &wk.upped[i])
 			}
 			continue
 		}
+		goneSeen := wk.upped[i].rc == goneAtStart && e.gn.on
 		wk.taken.Add(1)
 		var peer *C.struct_sockaddr_storage
 		if wk.peers != nil {
 			peer = &wk.peers[i]
 		}
 		if e.cfg.Async {
-			e.dispatchAsync(wk, wk.ex[i], wk.reqs[i], peer)
+			e.dispatchAsync(wk, wk.ex[i], wk.reqs[i], peer, goneSeen)
 			continue
 		}
 		rq, rw := &wk.rq[i], &wk.rw[i]
 		rq.r, rq.peer = wk.reqs[i], peer
 		rw.reset(e, wk, wk.ex[i])
+		e.gn.add(rw, goneSeen)
 		tok := wk.driver
 		e.serve(rq, rw)
 		if tok.released {
@@ -258,6 +264,9 @@ func (wk *worker) dispatch() bool {
 func (e *Engine) serve(r *Request, w *ResponseWriter) {
 	returned := false
 	defer func() {
+		if e.gn.on {
+			e.gn.remove(w.ex)
+		}
 		p := recover()
 		switch {
 		case p != nil:
