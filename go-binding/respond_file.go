@@ -9,7 +9,6 @@ import "C"
 import (
 	"errors"
 	"os"
-	"unsafe"
 )
 
 // ErrNotRegular: RespondFile of something that is not a regular file, or a
@@ -38,14 +37,7 @@ func (w *ResponseWriter) RespondFile(status int, f *os.File, offset, length int6
 	if err != nil {
 		return err
 	}
-	var flags uint32
-	if w.close {
-		flags |= C.WEIR_RESPOND_CLOSE
-	}
-	var hp *C.char
-	if w.nhdr > 0 {
-		hp = (*C.char)(unsafe.Pointer(&w.hdr[0]))
-	}
+	hp, flags := w.encoded()
 	var rc C.int
 	if cerr := sc.Control(func(fd uintptr) {
 		rc = C.weirgo_respond_file(w.ex, C.int(status), hp, C.uint32_t(w.nhdr), C.int(fd), C.uint64_t(offset),

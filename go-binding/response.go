@@ -114,6 +114,20 @@ func (w *ResponseWriter) respond(status int, body unsafe.Pointer, n int) error {
 	return w.e.respondNow(w.ex, status, flags, w.hdr, w.nhdr, body, n)
 }
 
+// encoded is the added headers as weirgo's C helpers take them, and the
+// answer's flags, for the answers that cross at once (streams, files).
+func (w *ResponseWriter) encoded() (*C.char, uint32) {
+	var flags uint32
+	if w.close {
+		flags |= C.WEIR_RESPOND_CLOSE
+	}
+	var hp *C.char
+	if w.nhdr > 0 {
+		hp = (*C.char)(unsafe.Pointer(&w.hdr[0]))
+	}
+	return hp, flags
+}
+
 // fail answers 500 with Connection: close for a handler that panicked or
 // returned without answering.
 func (w *ResponseWriter) fail() {

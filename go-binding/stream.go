@@ -123,14 +123,7 @@ func (w *ResponseWriter) Stream(status int, length int64) (*Stream, error) {
 	}
 	e := w.e
 	s := &Stream{e: e, ex: w.ex, wake: make(chan struct{}, 1)}
-	var flags uint32
-	if w.close {
-		flags |= C.WEIR_RESPOND_CLOSE
-	}
-	var hp *C.char
-	if w.nhdr > 0 {
-		hp = (*C.char)(unsafe.Pointer(&w.hdr[0]))
-	}
+	hp, flags := w.encoded()
 	n := C.uint64_t(C.WEIR_LENGTH_UNKNOWN)
 	if length >= 0 {
 		n = C.uint64_t(length)

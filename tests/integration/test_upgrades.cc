@@ -126,16 +126,31 @@ bool wait_taken(size_t n) {
     return false;
 }
 
+// Runs pump on a thread of its own until stop (or the end of the scope).
+class Driver {
+  public:
+    explicit Driver(std::function<void()> pump) : t_([this, pump] {
+        while (!done_)
+            pump();
+    }) {}
+    ~Driver() { stop(); }
+    void stop() {
+        done_ = true;
+        if (t_.joinable())
+            t_.join();
+    }
+
+  private:
+    std::atomic<bool> done_{false};
+    std::thread t_;
+};
+
 // The whole flow: /a before it is answered first, the 101 follows, the
 // early bytes come with the take, and the socket is then the host's.
 void flow(Server &s, std::function<void()> pump) {
     Client c = connect_to(s.port);
+    Driver driver(pump);
     assert_true(send_all(c, get("/a") + kUpgradeHead + "EARLY GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
-    std::atomic<bool> done{false};
-    std::thread driver([&] {
-        while (!done)
-            pump();
-    });
     Response a = read_response(c);
     assert_string_equal(a.body.c_str(), "/a");
     Response up = read_response(c);
@@ -143,8 +158,7 @@ void flow(Server &s, std::function<void()> pump) {
     assert_true(up.head.find("Connection: upgrade\r\n") != std::string::npos);
     assert_true(up.head.find("Upgrade: echo\r\n") != std::string::npos);
     bool got = wait_taken(1);
-    done = true;
-    driver.join();
+    driver.stop();
     assert_true(got);
     std::string early;
     int fd;
@@ -233,17 +247,12 @@ void test_upgrade_not_asked(void **) {
 void raw_flow(Server &s, const char *path, std::function<void()> pump) {
     Client c = connect_to(s.port);
     std::string head = std::string("GET ") + path + " HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: echo\r\n\r\n";
+    Driver driver(pump);
     assert_true(send_all(c, get("/a") + head + "EARLY"));
-    std::atomic<bool> done{false};
-    std::thread driver([&] {
-        while (!done)
-            pump();
-    });
     Response a = read_response(c);
     assert_string_equal(a.body.c_str(), "/a");
     bool got = wait_taken(1);
-    done = true;
-    driver.join();
+    driver.stop();
     assert_true(got);
     int fd;
     {
