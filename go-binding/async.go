@@ -68,7 +68,14 @@ func (e *Engine) handlerLoop(p *asyncPair) {
 	}
 }
 
-// A handler that hijacked was counted out by its Hijack (release), so a
+// asyncDone counts an async handler out: it no longer holds its worker's
+// spin (running) nor the engine's destruction (inflight).
+func (e *Engine) asyncDone(wk *worker) {
+	wk.running.Add(-1)
+	e.inflight.Done()
+}
+
+// A handler that hijacked was counted out by its Hijack (asyncDone), so a
 // shutdown does not wait for it (net/http's Shutdown does not wait for
 // hijacked connections either).
 func (e *Engine) runAsync(p *asyncPair) {
@@ -76,8 +83,7 @@ func (e *Engine) runAsync(p *asyncPair) {
 	hijacked := false
 	defer func() { // also after a Goexit
 		if !hijacked {
-			wk.running.Add(-1)
-			e.inflight.Done()
+			e.asyncDone(wk)
 		}
 	}()
 	func() {

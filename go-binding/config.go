@@ -236,7 +236,7 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_li
 			*dst = u32(v)
 		}
 	}
-	if c.ReportGone || c.HTTP != nil {
+	if c.ReportGone { // New sets it for HTTP
 		out.report_gone = 1
 	}
 	set(&out.read_buffer_size, c.ReadBufferSize)

@@ -74,6 +74,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.HTTP != nil && !cfg.Inline {
 		cfg.Async = true // a net/http handler may block: never on the worker's goroutine
 	}
+	if cfg.HTTP != nil {
+		cfg.ReportGone = true // its request contexts are cancelled when the client goes
+	}
 	e := &Engine{cfg: cfg, handler: cfg.Handler, done: make(chan struct{}), stopped: make(chan struct{}), idle: make(chan *asyncPair)}
 	if cfg.HTTP != nil {
 		e.handler = httpHandler(cfg.HTTP)
@@ -94,11 +97,11 @@ func New(cfg Config) (*Engine, error) {
 	e.st.init(&e.cfg)
 	watch := unsafe.Slice(e.st.open, 3)
 	e.hj.waiting = (*int32)(unsafe.Pointer(&watch[1]))
-	if cfg.ReportGone || cfg.HTTP != nil {
+	if cfg.ReportGone {
 		watch[2] = 1 // weirgo_cycle asks weir_exchange_gone of each exchange
 	}
 	e.gn.m = make(map[*C.weir_exchange]*ResponseWriter)
-	e.gn.on = cfg.ReportGone || cfg.HTTP != nil
+	e.gn.on = cfg.ReportGone
 	return e, nil
 }
 
@@ -152,20 +155,20 @@ func (e *Engine) start() error {
 	e.listening = true
 	n := int(C.weir_engine_workers(e.ce))
 	peers := e.cfg.PeerAddrs || e.cfg.HTTP != nil
+	timeout := int(e.cfg.PollTimeout / time.Millisecond)
+	if timeout < 1 {
+		timeout = 1
+	}
 	for i := 0; i < n; i++ {
 		var w *C.weir_worker
 		if rc := C.weir_engine_worker(e.ce, C.uint32_t(i), &w); rc != 0 {
 			e.fatal <- codeErr("weir_engine_worker", rc)
 			break
 		}
-		e.workers = append(e.workers, newWorker(e, w, e.cfg.BatchSize, peers))
-	}
-	timeout := int(e.cfg.PollTimeout / time.Millisecond)
-	if timeout < 1 {
-		timeout = 1
+		e.workers = append(e.workers, newWorker(e, w, e.cfg.BatchSize, peers, timeout))
 	}
 	for _, wk := range e.workers {
-		e.runWorker(wk, timeout)
+		e.runWorker(wk)
 	}
 	if a, err := e.nativeAddr(); err == nil {
 		e.addr.Store(a)

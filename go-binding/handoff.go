@@ -65,6 +65,6 @@ func (wk *worker) handOff(counted bool) {
 	wk.rw = make([]ResponseWriter, len(wk.rw))
 	C.weirgo_leave() // before the unlock: the thread may serve any goroutine after it
 	runtime.UnlockOSThread()
-	e.runWorker(wk, wk.timeoutMs)
+	e.runWorker(wk)
 	e.wg.Done() // this goroutine's count: the new driver has its own
 }

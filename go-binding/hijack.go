@@ -142,8 +142,7 @@ func (w *ResponseWriter) Hijack() (net.Conn, error) {
 	if inline {
 		w.wk.handOff(false)
 	} else {
-		w.home.running.Add(-1)
-		e.inflight.Done()
+		e.asyncDone(w.home) // counted out now: Shutdown does not wait for it
 	}
 	select {
 	case res := <-ch:

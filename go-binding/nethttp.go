@@ -25,8 +25,7 @@ import (
 // returns, as net/http's is), ContentLength, RemoteAddr, and a context that is
 // cancelled when the handler returns or its client goes (its FIN, a reset, a
 // Shutdown whose context ended: Config.ReportGone, gone.go) and carries
-// http.ServerContextKey (an
-// *http.Server naming the handler and the address) and
+// http.ServerContextKey (an *http.Server naming the handler and the address) and
 // http.LocalAddrContextKey (the listener's address).
 //
 // The http.ResponseWriter holds an answer whole and sends it with
@@ -43,8 +42,8 @@ import (
 // or the first Write): later changes to it are not sent. Expect: 100-continue
 // is answered natively before the handler runs. The writer is an
 // http.Hijacker for requests that ask to upgrade (websockets: see
-// httpWriter.Hijack); for others Hijack returns ErrNotUpgrade. A panic is logged as net/http logs
-// it (log's standard logger; http.ErrAbortHandler is silent), recovered into
+// httpWriter.Hijack); for others Hijack returns ErrNotUpgrade. A panic is
+// logged as net/http logs it (log's standard logger; http.ErrAbortHandler is silent), recovered into
 // a 500 that closes the connection and counted in Metrics.Panics.
 func ServeHTTP(h http.Handler) Handler { return httpHandler(h) }
 

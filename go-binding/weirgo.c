@@ -32,23 +32,33 @@ static void decode_headers(const char *p, uint32_t nhdr, weir_header_t *h) {
     }
 }
 
+// The encoded headers as weir_header_t: decoded into stack when they fit,
+// else into a malloc'd array (give it back with headers_free); NULL when
+// there is no memory for one.
+static weir_header_t *headers_in(const char *hdrs, uint32_t nhdr, weir_header_t stack[STACK_HEADERS]) {
+    weir_header_t *h = stack;
+    if (nhdr > STACK_HEADERS) {
+        h = (weir_header_t *)malloc(sizeof(weir_header_t) * nhdr);
+        if (h == NULL) return NULL;
+    }
+    decode_headers(hdrs, nhdr, h);
+    return h;
+}
+
+static void headers_free(weir_header_t *h, const weir_header_t *stack) {
+    if (h != stack) free(h);
+}
+
 static int respond_encoded(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, const void *body,
                            size_t body_len, uint32_t flags) {
     weir_header_t stack[STACK_HEADERS];
-    weir_header_t *h = stack;
-    int rc;
-    if (nhdr > STACK_HEADERS) {
-        h = (weir_header_t *)malloc(sizeof(weir_header_t) * nhdr);
-        if (h == NULL) {
-            rc = -ENOMEM;
-            goto fallback;
-        }
+    weir_header_t *h = headers_in(hdrs, nhdr, stack);
+    int rc = -ENOMEM;
+    if (h != NULL) {
+        rc = weir_respond(ex, status, nhdr ? h : NULL, nhdr, body_len ? body : NULL, body_len, flags);
+        headers_free(h, stack);
     }
-    decode_headers(hdrs, nhdr, h);
-    rc = weir_respond(ex, status, nhdr ? h : NULL, nhdr, body_len ? body : NULL, body_len, flags);
-    if (h != stack) free(h);
     if (rc != -EINVAL && rc != -ENOMEM) return rc;
-fallback:
     // An exchange weir refused stays open; answer it so the connection moves on.
     weir_respond(ex, 500, NULL, 0, NULL, 0, WEIR_RESPOND_CLOSE);
     return rc;
@@ -64,14 +74,10 @@ int weirgo_upgrade_raw(weir_exchange *ex) { return weir_upgrade_raw(ex); }
 int weirgo_respond_file(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, int fd, uint64_t offset,
                         uint64_t length, uint32_t flags) {
     weir_header_t stack[STACK_HEADERS];
-    weir_header_t *h = stack;
-    if (nhdr > STACK_HEADERS) {
-        h = (weir_header_t *)malloc(sizeof(weir_header_t) * nhdr);
-        if (h == NULL) return -ENOMEM; // not consumed: the caller answers otherwise
-    }
-    decode_headers(hdrs, nhdr, h);
+    weir_header_t *h = headers_in(hdrs, nhdr, stack);
+    if (h == NULL) return -ENOMEM; // not consumed: the caller answers otherwise
     int rc = weir_respond_file(ex, status, nhdr ? h : NULL, nhdr, fd, offset, length, flags);
-    if (h != stack) free(h);
+    headers_free(h, stack);
     return rc;
 }
 
@@ -159,13 +165,9 @@ int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const 
 int weirgo_stream_start(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, uint64_t length,
                         uint32_t flags) {
     weir_header_t stack[STACK_HEADERS];
-    weir_header_t *h = stack;
-    if (nhdr > STACK_HEADERS) {
-        h = (weir_header_t *)malloc(sizeof(weir_header_t) * nhdr);
-        if (h == NULL) return -ENOMEM; // not consumed: the caller answers 500
-    }
-    decode_headers(hdrs, nhdr, h);
+    weir_header_t *h = headers_in(hdrs, nhdr, stack);
+    if (h == NULL) return -ENOMEM; // not consumed: the caller answers 500
     int rc = weir_stream_start(ex, status, nhdr ? h : NULL, nhdr, length, flags);
-    if (h != stack) free(h);
+    headers_free(h, stack);
     return rc;
 }

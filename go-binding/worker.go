@@ -25,8 +25,8 @@ type worker struct {
 	upped []C.weirgo_taken // hand-backs of Hijacks (hijack.go)
 	arena []byte
 
-	timeoutMs int
-	driver    *driverTok // the goroutine driving wk now (inline: a Hijack hands it on)
+	timeoutMs int        // each poll's bound (Config.PollTimeout)
+	driver    *driverTok // the goroutine driving wk now (inline: a hand-off passes it on)
 
 	// inline handlers reuse these, one per batch slot
 	rq []Request
@@ -45,17 +45,18 @@ type worker struct {
 
 const arenaKeep = 1 << 20 // an arena grown past this is dropped after its batch
 
-func newWorker(e *Engine, w *C.weir_worker, batch int, peers bool) *worker {
+func newWorker(e *Engine, w *C.weir_worker, batch int, peers bool, timeoutMs int) *worker {
 	wk := &worker{
-		e:     e,
-		w:     w,
-		ex:    make([]*C.weir_exchange, batch),
-		reqs:  make([]*C.weir_request, batch),
-		ans:   make([]C.weirgo_answer, 0, batch),
-		rcs:   make([]C.int32_t, batch),
-		upped: make([]C.weirgo_taken, batch),
-		rq:    make([]Request, batch),
-		rw:    make([]ResponseWriter, batch),
+		e:         e,
+		w:         w,
+		timeoutMs: timeoutMs,
+		ex:        make([]*C.weir_exchange, batch),
+		reqs:      make([]*C.weir_request, batch),
+		ans:       make([]C.weirgo_answer, 0, batch),
+		rcs:       make([]C.int32_t, batch),
+		upped:     make([]C.weirgo_taken, batch),
+		rq:        make([]Request, batch),
+		rw:        make([]ResponseWriter, batch),
 	}
 	if peers {
 		wk.peers = make([]C.struct_sockaddr_storage, batch)
@@ -96,9 +97,8 @@ func appendAnswer(ans []C.weirgo_answer, arena []byte, ex *C.weir_exchange, stat
 // An inline handler's hand-off (handoff.go) releases its goroutine instead: a new
 // goroutine drives the worker from the next exchange of the batch, and the
 // released one, no longer counted, ends when its handler returns.
-func (e *Engine) runWorker(wk *worker, timeoutMs int) {
+func (e *Engine) runWorker(wk *worker) {
 	e.wg.Add(1)
-	wk.timeoutMs = timeoutMs
 	tok := &driverTok{}
 	go func() {
 		wk.driver = tok
@@ -114,11 +114,11 @@ func (e *Engine) runWorker(wk *worker, timeoutMs int) {
 				if p := recover(); p != nil {
 					panic(p) // the binding's own bug: not a handler's (serve recovers those)
 				}
-				e.runWorker(wk, timeoutMs)
+				e.runWorker(wk)
 			}
 			e.wg.Done()
 		}()
-		err := wk.run(timeoutMs)
+		err := wk.run()
 		returned = true
 		if tok.released {
 			return
@@ -130,7 +130,7 @@ func (e *Engine) runWorker(wk *worker, timeoutMs int) {
 	}()
 }
 
-func (wk *worker) run(timeoutMs int) error {
+func (wk *worker) run() error {
 	e := wk.e
 	var mark C.int
 	if !e.cfg.Async {
@@ -152,7 +152,7 @@ func (wk *worker) run(timeoutMs int) error {
 	}
 	yields := 0
 	for {
-		timeout := timeoutMs
+		timeout := wk.timeoutMs
 		spin := false
 		if e.cfg.Async {
 			// While its handlers run, the worker polls without waiting and

@@ -200,20 +200,15 @@ func (rw *responseWriter) WriteFileResponse(_ *stream.Stream, status int, header
 		return false, nil // checked first: a refusal after the headers were given would send them twice
 	}
 	rw.headers(status, headers)
-	if err := rw.w.RespondFile(status, file, offset, length); err != nil {
-		if errors.Is(err, weir.ErrNotRegular) {
-			// Raced with a change to the file; nothing was sent. The
-			// headers given stay on the writer, so answer here rather than
-			// decline: a 500 that says so.
-			rw.sent = true
-			_ = rw.w.RespondString(500, "file changed while it was answered")
-			return true, err
-		}
-		rw.sent = true
-		return true, err
-	}
+	err := rw.w.RespondFile(status, file, offset, length)
 	rw.sent = true
-	return true, nil
+	if errors.Is(err, weir.ErrNotRegular) {
+		// Raced with a change to the file; nothing was sent. The headers
+		// given stay on the writer, so answer here rather than decline: a
+		// 500 that says so.
+		_ = rw.w.RespondString(500, "file changed while it was answered")
+	}
+	return true, err
 }
 
 // Hijack is celeris's connection takeover (Context.Hijack, the websocket

@@ -117,9 +117,9 @@ int Worker::poll(weir_exchange **out, uint32_t max, int timeout_ms) {
         // One the handler deadline took back before the host polled it is
         // not handed out: its handle is stale already.
         if (Exchange *x = tickets_.live(h)) {
-            if (report_gone_)
-                if (Ticket *t = tickets_.at(h); t && t->seen.load(std::memory_order_relaxed) == 0)
-                    t->seen.store(1, std::memory_order_relaxed);
+            Ticket *t = report_gone_ ? tickets_.at(h) : nullptr;
+            if (t && t->seen.load(std::memory_order_relaxed) == 0)
+                t->seen.store(1, std::memory_order_relaxed); // handed out: from now on a report may follow
             out[n++] = reinterpret_cast<weir_exchange *>(
                 tickets_raw_pointers().load(std::memory_order_relaxed) ? reinterpret_cast<uintptr_t>(x) : h);
         } else if (tickets_.state(h) == TicketState::Upgraded)
