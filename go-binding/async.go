@@ -37,6 +37,7 @@ func (e *Engine) dispatchAsync(wk *worker, ex *C.weir_exchange, r *C.weir_reques
 	}
 	p.rw.reset(e, nil, ex)
 	p.rw.home = wk
+	p.rw.streamedBody(wk, r)
 	e.gn.add(&p.rw, goneSeen)
 	p.wk = wk
 	e.inflight.Add(1)

@@ -15,9 +15,11 @@ import "unsafe"
 const crossingDirectives = false
 
 func cCycle(w *C.weir_worker, ans *C.weirgo_answer, nans C.uint32_t, arena *C.char, rcs *C.int32_t,
+	reads *C.weirgo_read, nreads C.uint32_t, rarena *C.char,
 	out **C.weir_exchange, reqs **C.weir_request, peers *C.struct_sockaddr_storage, max C.uint32_t,
 	timeout C.int, watch *C.int32_t, taken *C.weirgo_taken, mark C.int) C.int {
-	return C.weirgo_cycle(w, ans, nans, arena, rcs, out, reqs, peers, max, timeout, watch, taken, mark)
+	return C.weirgo_cycle(w, ans, nans, arena, rcs, reads, nreads, rarena, out, reqs, peers, max, timeout, watch,
+		taken, mark)
 }
 
 func cRespond(ex *C.weir_exchange, status C.int, hdrs *C.char, nhdr C.uint32_t, body unsafe.Pointer,

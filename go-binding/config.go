@@ -125,6 +125,15 @@ type Config struct {
 	// whose request contexts are cancelled so, as net/http's are; the celeris
 	// engine sets it too.
 	ReportGone bool
+	// StreamBodyBytes streams request bodies instead of buffering them
+	// whole: a body with a Content-Length of at least this, every chunked
+	// body and every request that expects 100-continue reach the handler at
+	// their head (Request.BodyStreamed), and ResponseWriter.ReadBody reads
+	// them as they arrive; the 100 Continue then goes with the first read
+	// (weir's stream_body_bytes). MaxBody then bounds only the bodies weir
+	// buffers. 0: off for native handlers, 256 KiB for HTTP (whose
+	// r.Body streams so, net/http's way); negative: off.
+	StreamBodyBytes int64
 	// PollTimeout bounds each native poll (default 100ms).
 	PollTimeout time.Duration
 	// BatchSize is the most exchanges one poll returns (default 64).
@@ -238,6 +247,9 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_li
 	}
 	if c.ReportGone { // New sets it for HTTP
 		out.report_gone = 1
+	}
+	if c.StreamBodyBytes > 0 { // New sets it for HTTP
+		out.stream_body_bytes = C.uint32_t(min(c.StreamBodyBytes, 1<<32-1))
 	}
 	set(&out.read_buffer_size, c.ReadBufferSize)
 	set(&out.max_output_bytes, c.MaxOutputBytes)

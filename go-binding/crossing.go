@@ -16,7 +16,8 @@ func crossCycleEmpty() int {
 	var reqs [64]*C.weir_request
 	var rcs [64]C.int32_t
 	var arena [256]byte
-	return int(cCycle(nil, nil, 0, (*C.char)(unsafeByte(&arena[0])), &rcs[0], &ex[0], &reqs[0], nil, 64, 0, nil, nil, 0))
+	return int(cCycle(nil, nil, 0, (*C.char)(unsafeByte(&arena[0])), &rcs[0], nil, 0, nil, &ex[0], &reqs[0], nil, 64, 0, nil,
+		nil, 0))
 }
 
 func crossRespondEmpty() int {

@@ -76,6 +76,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.HTTP != nil {
 		cfg.ReportGone = true // its request contexts are cancelled when the client goes
+		if cfg.StreamBodyBytes == 0 {
+			cfg.StreamBodyBytes = httpStreamBodyBytes // r.Body streams, and 100 Continue waits for its first Read
+		}
 	}
 	e := &Engine{cfg: cfg, handler: cfg.Handler, done: make(chan struct{}), stopped: make(chan struct{}), idle: make(chan *asyncPair)}
 	if cfg.HTTP != nil {

@@ -7,9 +7,11 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -20,9 +22,9 @@ import (
 // Config{HTTP: h} sets up. The *http.Request carries the method, URL, proto,
 // headers (copied; Host, Transfer-Encoding and Trailer taken out of them as
 // net/http does), Host, TransferEncoding (["chunked"], with ContentLength -1),
-// Trailer (a chunked body's trailer fields: the body is whole before the
-// handler runs), a Body reader over the native body (valid until the handler
-// returns, as net/http's is), ContentLength, RemoteAddr, and a context that is
+// Trailer (the announced names at once, a chunked body's trailer fields once
+// Body has read to io.EOF), a Body (valid until the handler returns, as
+// net/http's is), ContentLength, RemoteAddr, and a context that is
 // cancelled when the handler returns or its client goes (its FIN, a reset, a
 // Shutdown whose context ended: Config.ReportGone, gone.go) and carries
 // http.ServerContextKey (an *http.Server naming the handler and the address) and
@@ -39,8 +41,16 @@ import (
 // length of the body written, which weir does not send); "Connection: close"
 // closes after the answer. As with
 // net/http, the header map is taken when the status is written (WriteHeader,
-// or the first Write): later changes to it are not sent. Expect: 100-continue
-// is answered natively before the handler runs. The writer is an
+// or the first Write): later changes to it are not sent.
+//
+// Bodies (Config.StreamBodyBytes, 256 KiB unless set): one with a
+// Content-Length under it comes whole before the handler runs; a larger one,
+// a chunked one and one behind Expect: 100-continue stream, each Body.Read a
+// read of the worker's (nethttp_body.go). The 100 Continue leaves with the
+// first Read, so a handler that answers without reading refuses the body. A
+// body left unread is drained after the handler, up to 256 KiB, to keep the
+// connection; past that (or when the 100 was never sent) the connection
+// closes after the answer, as net/http's does. The writer is an
 // http.Hijacker for requests that ask to upgrade (websockets: see
 // httpWriter.Hijack); for others Hijack returns ErrNotUpgrade. A panic is
 // logged as net/http logs it (log's standard logger; http.ErrAbortHandler is silent), recovered into
@@ -63,6 +73,12 @@ func httpHandler(h http.Handler) Handler {
 			cancel()
 			if hw.body != nil {
 				hw.body.closed.Store(true)
+			}
+			if sb := hw.sbody; sb != nil {
+				if completed && !hw.hijack {
+					sb.drain() // before the answer: the connection can stay open
+				}
+				sb.closed.Store(true)
 			}
 			if p := recover(); p != nil {
 				if p != http.ErrAbortHandler {
@@ -120,8 +136,17 @@ func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Requ
 	_, chunked := hdr["Transfer-Encoding"] // weir admits chunked as the only coding
 	delete(hdr, "Transfer-Encoding")
 	var trailer http.Header
-	if _, announced := hdr["Trailer"]; announced || r.NumTrailers() > 0 {
+	if names, announced := hdr["Trailer"]; announced || r.NumTrailers() > 0 {
 		trailer = make(http.Header, r.NumTrailers())
+		if r.BodyStreamed() { // the names now, their values at the body's end (httpStreamBody)
+			for _, v := range names {
+				for _, n := range strings.Split(v, ",") {
+					if n = textproto.TrimString(n); n != "" {
+						trailer[http.CanonicalHeaderKey(n)] = nil
+					}
+				}
+			}
+		}
 		for i := 0; i < r.NumTrailers(); i++ {
 			n, v := r.TrailerAt(i)
 			key := http.CanonicalHeaderKey(n)
@@ -155,7 +180,11 @@ func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Requ
 		req.TransferEncoding = []string{"chunked"}
 		req.ContentLength = -1
 	}
-	if len(body) > 0 {
+	if r.BodyStreamed() {
+		req.ContentLength = r.BodyLength() // -1: chunked
+		hw.sbody = &httpStreamBody{w: w, b: w.body, req: req, rq: r}
+		req.Body = hw.sbody
+	} else if len(body) > 0 {
 		hw.body = &nativeBody{b: body}
 		req.Body = hw.body
 	}

@@ -31,10 +31,11 @@ type httpWriter struct {
 	status  int
 	buf     bytes.Buffer
 	flushed bool
-	body    *nativeBody // not pooled: a handler may keep r.Body past its return
-	stream  *Stream     // once the answer streams
-	err     error       // the stream's failure: later writes report it
-	hijack  bool        // Hijack took the connection
+	body    *nativeBody     // not pooled: a handler may keep r.Body past its return
+	sbody   *httpStreamBody // the same, for a body that streams
+	stream  *Stream         // once the answer streams
+	err     error           // the stream's failure: later writes report it
+	hijack  bool            // Hijack took the connection
 }
 
 var httpWriters = sync.Pool{New: func() any { return &httpWriter{} }}
@@ -44,6 +45,7 @@ func putHTTPWriter(hw *httpWriter) {
 	hw.header = nil
 	hw.sent = nil
 	hw.body = nil
+	hw.sbody = nil
 	hw.stream = nil
 	hw.err = nil
 	hw.hijack = false

@@ -34,10 +34,11 @@ type ResponseWriter struct {
 	nhdr     uint32
 	close    bool
 	answered bool
-	hijacked bool    // Hijack took the connection (hijack.go)
-	goneFlag bool    // the client has gone (gone.go; under e.gn.mu once dispatched)
-	goneFn   func()  // NotifyGone's callback, not yet run
-	stream   *Stream // begun by Stream: aborted if the handler panics
+	hijacked bool        // Hijack took the connection (hijack.go)
+	goneFlag bool        // the client has gone (gone.go; under e.gn.mu once dispatched)
+	goneFn   func()      // NotifyGone's callback, not yet run
+	stream   *Stream     // begun by Stream: aborted if the handler panics
+	body     *bodyReader // a streamed request body's reads (body_reader.go), else nil
 }
 
 func (w *ResponseWriter) reset(e *Engine, wk *worker, ex *C.weir_exchange) {
@@ -49,6 +50,18 @@ func (w *ResponseWriter) reset(e *Engine, wk *worker, ex *C.weir_exchange) {
 	w.hijacked = false
 	w.goneFlag, w.goneFn = false, nil
 	w.stream = nil
+	w.body = nil
+}
+
+// streamedBody readies ReadBody for a request whose body streams.
+func (w *ResponseWriter) streamedBody(wk *worker, r *C.weir_request) {
+	if r.flags&C.WEIR_REQ_BODY_STREAM != 0 {
+		length := int64(-1)
+		if r.body_length != C.WEIR_LENGTH_UNKNOWN {
+			length = int64(r.body_length)
+		}
+		w.body = newBodyReader(wk, length)
+	}
 }
 
 // AddHeader adds a response header field. Content-Length, Transfer-Encoding,
@@ -100,6 +113,9 @@ func (w *ResponseWriter) respond(status int, body unsafe.Pointer, n int) error {
 		return ErrBadStatus
 	}
 	w.answered = true
+	if w.body != nil && w.body.gone.Load() {
+		return ErrGone // a body read found the connection dead: weir consumed the exchange
+	}
 	var flags uint32
 	if w.close {
 		flags |= C.WEIR_RESPOND_CLOSE

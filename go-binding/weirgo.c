@@ -112,17 +112,20 @@ static int take_upgraded(weir_exchange *ex, weirgo_taken *t) {
 }
 
 int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const char *arena, int32_t *rcs,
-                 weir_exchange **out, const weir_request **reqs, struct sockaddr_storage *peers, uint32_t max,
-                 int timeout_ms, const int32_t *watch, weirgo_taken *taken, int mark) {
+                 weirgo_read *reads, uint32_t nreads, char *rarena, weir_exchange **out,
+                 const weir_request **reqs, struct sockaddr_storage *peers, uint32_t max, int timeout_ms,
+                 const int32_t *watch, weirgo_taken *taken, int mark) {
     if (mark)
         on_worker = 1;
-    else if (nans > 0)
-        weir_worker_own(w, 1); // this cycle's thread gives the answers: at once, not posted (the poll takes the turn anyway)
+    else if (nans > 0 || nreads > 0)
+        weir_worker_own(w, 1); // this cycle's thread gives the answers and reads: at once, not posted (the poll takes the turn anyway)
     for (uint32_t i = 0; i < nans; i++) {
         const weirgo_answer *a = &ans[i];
         rcs[i] = respond_encoded(a->ex, a->status, a->nhdr ? arena + a->hdr_off : NULL, a->nhdr,
                                  a->body_len ? arena + a->body_off : NULL, (size_t)a->body_len, a->flags);
     }
+    for (uint32_t i = 0; i < nreads; i++)
+        reads[i].rc = weir_body_read(reads[i].ex, rarena + reads[i].off, (size_t)reads[i].cap);
     int n = weir_worker_poll(w, out, max, timeout_ms);
     // Read after the poll: a writer counts its stream (a Hijack its wait)
     // before starting it, so a hand-back in this batch is always seen here.

@@ -32,6 +32,15 @@ typedef struct weirgo_taken {
     uint64_t len;
 } weirgo_taken;
 
+// One read of a streamed request body (weir_body_read) for the cycle to run:
+// up to cap bytes into the read arena at off; rc gets weir_body_read's result.
+typedef struct weirgo_read {
+    weir_exchange *ex;
+    uint64_t off;
+    uint64_t cap;
+    int64_t rc;
+} weirgo_read;
+
 // Sends every queued answer (rcs[i] gets weir_respond's result), then polls w
 // and fills out[i] with the exchanges and reqs[i] with their requests (and
 // peers[i] with their addresses when peers is not NULL). watch (may be NULL)
@@ -46,10 +55,14 @@ typedef struct weirgo_taken {
 // back for room (weir_stream_room >= 0) gets reqs[i] NULL and taken[i].rc 1:
 // a wake-up for its writer, not a request. mark 1 (inline mode: the handlers
 // run next on this thread) marks the thread as the worker's for
-// weirgo_on_worker; async mode's unlocked worker passes 0. Returns poll's result.
+// weirgo_on_worker; async mode's unlocked worker passes 0. Between the answers
+// and the poll it runs the nreads body reads (reads[i].rc gets each result;
+// the bytes land in rarena), on the worker's thread as weir_body_read needs.
+// Returns poll's result.
 int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const char *arena, int32_t *rcs,
-                 weir_exchange **out, const weir_request **reqs, struct sockaddr_storage *peers, uint32_t max,
-                 int timeout_ms, const int32_t *watch, weirgo_taken *taken, int mark);
+                 weirgo_read *reads, uint32_t nreads, char *rarena, weir_exchange **out,
+                 const weir_request **reqs, struct sockaddr_storage *peers, uint32_t max, int timeout_ms,
+                 const int32_t *watch, weirgo_taken *taken, int mark);
 
 // Starts a streamed answer (headers encoded as in weirgo_answer); length is
 // WEIR_LENGTH_UNKNOWN for chunked. Returns weir_stream_start's result.

@@ -32,7 +32,8 @@ type worker struct {
 	rq []Request
 	rw []ResponseWriter
 
-	mb mailbox // async handlers' answers (mailbox.go)
+	mb mailbox   // async handlers' answers (mailbox.go)
+	bq bodyQueue // streamed bodies' reads (body.go)
 
 	// The batch being dispatched: a replacement goroutine (runWorker, after a
 	// Goexit) carries on at next.
@@ -124,6 +125,7 @@ func (e *Engine) runWorker(wk *worker) {
 			return
 		}
 		wk.closeBox()
+		wk.closeReads()
 		if err != nil {
 			e.fatal <- err
 		}
@@ -169,6 +171,10 @@ func (wk *worker) run() error {
 			}
 			wk.take(!spin)
 		}
+		reads, nreads, rarena := wk.takeReads()
+		if nreads > 0 {
+			timeout = 0 // their readers hear after this cycle's poll: it must not wait
+		}
 		var ans *C.weirgo_answer
 		var arena *C.char
 		nans := len(wk.ans)
@@ -182,8 +188,9 @@ func (wk *worker) run() error {
 			arena = (*C.char)(unsafe.Pointer(&wk.arena[0]))
 		}
 		wk.polls.Add(1)
-		n := int(cCycle(wk.w, ans, C.uint32_t(nans), arena, &wk.rcs[0], &wk.ex[0], &wk.reqs[0], peers,
-			C.uint32_t(len(wk.ex)), C.int(timeout), e.st.open, &wk.upped[0], mark))
+		n := int(cCycle(wk.w, ans, C.uint32_t(nans), arena, &wk.rcs[0], reads, nreads, rarena, &wk.ex[0],
+			&wk.reqs[0], peers, C.uint32_t(len(wk.ex)), C.int(timeout), e.st.open, &wk.upped[0], mark))
+		wk.readsDone()
 		for i := 0; i < nans; i++ {
 			e.countRespond(C.int(wk.rcs[i]))
 		}
@@ -223,6 +230,12 @@ func (wk *worker) dispatch() bool {
 	for wk.next < wk.n {
 		i := wk.next
 		wk.next++
+		if len(wk.bq.parked) > 0 && wk.handedBack(wk.ex[i]) { // a streamed body's read waited for it
+			if wk.reqs[i] == nil && wk.upped[i].rc == goneReport {
+				e.gn.report(wk.ex[i])
+			}
+			continue
+		}
 		if wk.reqs[i] == nil {
 			switch wk.upped[i].rc {
 			case goneReport: // its client went: cancel its work (and wake a stream's writer to learn it)
@@ -248,6 +261,7 @@ func (wk *worker) dispatch() bool {
 		rq, rw := &wk.rq[i], &wk.rw[i]
 		rq.r, rq.peer = wk.reqs[i], peer
 		rw.reset(e, wk, wk.ex[i])
+		rw.streamedBody(wk, wk.reqs[i])
 		e.gn.add(rw, goneSeen)
 		tok := wk.driver
 		e.serve(rq, rw)
@@ -280,12 +294,13 @@ func (e *Engine) serve(r *Request, w *ResponseWriter) {
 			if !w.answered {
 				w.fail()
 			}
-			return
-		}
-		if s := w.stream; s != nil {
+		} else if s := w.stream; s != nil {
 			_ = s.Abort() // ErrStreamOver when it had ended: nothing to do
 		} else if !w.answered {
 			w.fail()
+		}
+		if w.body != nil {
+			w.body.stop() // after the answer: a read still waiting on another goroutine gives up
 		}
 	}()
 	e.handler(r, w)

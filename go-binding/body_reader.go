@@ -1,0 +1,168 @@
+package weir
+
+/*
+#include <errno.h>
+#include "weirgo.h"
+*/
+import "C"
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// bodyReader is one streamed body's reading state (body.go has the worker's
+// side). A new one for each request whose body streams: a read cancelled
+// while parked may still land in buf, so buf is never another request's.
+type bodyReader struct {
+	wk       *worker // the exchange's worker
+	buf      []byte  // what the last read gave, [off, n) not yet returned
+	off, n   int
+	err      error       // the body is over: io.EOF, or why not
+	gone     atomic.Bool // a read found the connection dead (WEIR_E_GONE): the exchange is consumed
+	rmu      sync.Mutex  // one read at a time (the adapter's drain must not join another goroutine's)
+	mu       sync.Mutex
+	inflight *bodyRead // a read waiting for its worker (ReadBody on another goroutine may be in it)
+	stopped  bool
+	size     int // buf's first size: the body's length when known and small
+}
+
+func newBodyReader(wk *worker, length int64) *bodyReader {
+	size := bodyReadMax
+	if length >= 0 && length < int64(size) {
+		size = max(int(length), 1)
+	} else if length < 0 {
+		size = 4 << 10 // a chunked body: grown to bodyReadMax when reads fill it
+	}
+	return &bodyReader{wk: wk, size: size}
+}
+
+// ReadBody reads the next bytes of a streamed request body
+// (Request.BodyStreamed) into p: n > 0 and a nil error, or io.EOF once the
+// body is whole (a chunked body's trailer fields are then in
+// Request.TrailerAt), or why it will not be: ErrBodyTimeout,
+// io.ErrUnexpectedEOF (the client went mid-body, or the engine shut down),
+// ErrBodyAfterAnswer, an *Error for a malformed chunked body (answer it with
+// 400; the connection closes after the answer). The first read of a request
+// that expects 100-continue sends the 100 Continue: a handler that answers
+// without reading refuses the body, and the client never sends it. Any
+// answer before io.EOF closes the connection after it (weir discards the
+// rest). Call it from the handler's goroutine, before its answer; an inline
+// handler that must wait for bytes hands its worker off (HandOff) and goes
+// on as an async one. ErrNotStreamed for a body weir buffered (Request.Body).
+func (w *ResponseWriter) ReadBody(p []byte) (int, error) {
+	b := w.body
+	if b == nil {
+		return 0, ErrNotStreamed
+	}
+	return w.readBody(b, p)
+}
+
+func (w *ResponseWriter) readBody(b *bodyReader, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	b.rmu.Lock()
+	defer b.rmu.Unlock()
+	return w.readLocked(b, p)
+}
+
+func (w *ResponseWriter) readLocked(b *bodyReader, p []byte) (int, error) {
+	if b.off == b.n {
+		if b.err != nil {
+			return 0, b.err
+		}
+		rc := w.fill(b)
+		if rc <= 0 {
+			b.err = bodyErr(rc)
+			if rc == int64(C.WEIR_E_GONE) {
+				b.gone.Store(true)
+			}
+			return 0, b.err
+		}
+		b.off, b.n = 0, int(rc)
+	}
+	k := copy(p, b.buf[b.off:b.n])
+	b.off += k
+	return k, nil
+}
+
+// fill reads once into b.buf: at once on the inline worker's own goroutine,
+// else through the worker's cycle.
+func (w *ResponseWriter) fill(b *bodyReader) int64 {
+	if b.buf == nil {
+		b.buf = make([]byte, b.size)
+	} else if b.n == len(b.buf) && len(b.buf) < bodyReadMax {
+		b.buf = make([]byte, bodyReadMax) // the last read filled it: reads come in larger pieces
+	}
+	r := &bodyRead{ex: w.ex, buf: b.buf, reply: make(chan int64, 1)}
+	if w.wk != nil && C.weirgo_on_worker() != 0 {
+		rc := int64(C.weir_body_read(w.ex, unsafe.Pointer(&b.buf[0]), C.size_t(len(b.buf))))
+		if rc != -C.EAGAIN {
+			return rc
+		}
+		// Parked before the hand-off, by this worker's driver still: the
+		// hand-back the new driver polls finds it.
+		w.wk.park(r)
+		b.mu.Lock()
+		b.inflight = r
+		b.mu.Unlock()
+		if err := w.HandOff(); err != nil {
+			panic(err) // cannot happen: this is the worker's own goroutine
+		}
+		return b.wait(r)
+	}
+	b.mu.Lock()
+	if b.stopped {
+		b.mu.Unlock()
+		return int64(C.WEIR_E_STATE)
+	}
+	b.inflight = r
+	b.mu.Unlock()
+	if !b.wk.postRead(r) {
+		b.mu.Lock()
+		b.inflight = nil
+		b.mu.Unlock()
+		return int64(C.WEIR_E_SHUTDOWN)
+	}
+	return b.wait(r)
+}
+
+func (b *bodyReader) wait(r *bodyRead) int64 {
+	rc := <-r.reply
+	b.mu.Lock()
+	b.inflight = nil
+	b.mu.Unlock()
+	return rc
+}
+
+// stop, once the exchange is answered: a read another goroutine waits in
+// is cancelled (it returns ErrBodyAfterAnswer), and later ones fail so.
+func (b *bodyReader) stop() {
+	b.mu.Lock()
+	b.stopped = true
+	r := b.inflight
+	b.mu.Unlock()
+	if r != nil {
+		b.wk.cancelRead(r)
+	}
+}
+
+// BodyStreamed reports whether the body streams (Config.StreamBodyBytes):
+// Body is then empty and ResponseWriter.ReadBody reads it as it arrives.
+func (r *Request) BodyStreamed() bool { return r.r.flags&C.WEIR_REQ_BODY_STREAM != 0 }
+
+// BodyLength is the body's declared length (its Content-Length), -1 for a
+// chunked one, 0 when there is none.
+func (r *Request) BodyLength() int64 {
+	if r.r.body_length == C.WEIR_LENGTH_UNKNOWN {
+		return -1
+	}
+	return int64(r.r.body_length)
+}
+
+// ExpectsContinue reports an "Expect: 100-continue" request: its 100 Continue
+// goes with the first ReadBody (the body streams whenever StreamBodyBytes is
+// set), or natively before the handler runs when bodies are buffered.
+func (r *Request) ExpectsContinue() bool { return r.r.flags&C.WEIR_REQ_EXPECT_CONTINUE != 0 }
