@@ -10,6 +10,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -63,6 +64,7 @@ type bodyQueue struct {
 	mu     sync.Mutex
 	posted []*bodyRead
 	closed bool
+	npost  atomic.Int32 // len(posted), read without the lock by each cycle
 
 	fresh  []*bodyRead                    // run in the next cycle
 	parked map[*C.weir_exchange]*bodyRead // told -EAGAIN: waiting for a hand-back
@@ -81,6 +83,7 @@ func (wk *worker) postRead(r *bodyRead) bool {
 		return false
 	}
 	q.posted = append(q.posted, r)
+	q.npost.Store(int32(len(q.posted)))
 	q.mu.Unlock()
 	C.weir_worker_wake(wk.w)
 	return true
@@ -95,6 +98,7 @@ func (wk *worker) cancelRead(r *bodyRead) {
 	closed := q.closed
 	if !closed {
 		q.posted = append(q.posted, r)
+		q.npost.Store(int32(len(q.posted)))
 	}
 	q.mu.Unlock()
 	if !closed {
@@ -113,6 +117,9 @@ func (wk *worker) cancelRead(r *bodyRead) {
 // (WEIR_E_STATE or WEIR_E_STALE) and it goes.
 func (wk *worker) takeReads() (*C.weirgo_read, C.uint32_t, *C.char) {
 	q := &wk.bq
+	if q.npost.Load() == 0 && len(q.fresh) == 0 && len(q.tombs) == 0 {
+		return nil, 0, nil // the usual cycle: no body is being read
+	}
 	q.mu.Lock()
 	for _, r := range q.posted {
 		switch {
@@ -127,7 +134,9 @@ func (wk *worker) takeReads() (*C.weirgo_read, C.uint32_t, *C.char) {
 			r.reply <- int64(C.WEIR_E_STATE)
 		}
 	}
+	clear(q.posted)
 	q.posted = q.posted[:0]
+	q.npost.Store(0)
 	q.mu.Unlock()
 	q.fresh = append(q.fresh, q.tombs...)
 	if len(q.fresh) == 0 {

@@ -26,6 +26,7 @@ type Engine struct {
 	handler Handler
 	ce      *C.weir_engine
 	host    *C.char
+	watch   *C.int32_t // weirgo_cycle's three counters (New)
 
 	life      sync.RWMutex // guards ce against destroy for the any-thread calls
 	mu        sync.Mutex   // control: listen and shutdown
@@ -97,8 +98,12 @@ func New(cfg Config) (*Engine, error) {
 		return nil, codeErr("weir_engine_create", rc)
 	}
 	e.fatal = make(chan error, int(C.weir_engine_workers(e.ce))+1)
-	e.st.init(&e.cfg)
-	watch := unsafe.Slice(e.st.open, 3)
+	// weirgo_cycle's watch, in C memory it reads after each poll: [0] open
+	// streams (stream.go), [1] Hijacks waiting (hijack.go), [2] 1 when gone
+	// clients are reported (gone.go)
+	e.watch = (*C.int32_t)(C.calloc(3, C.size_t(unsafe.Sizeof(C.int32_t(0)))))
+	watch := unsafe.Slice(e.watch, 3)
+	e.st.init(&e.cfg, &watch[0])
 	e.hj.waiting = (*int32)(unsafe.Pointer(&watch[1]))
 	if cfg.ReportGone {
 		watch[2] = 1 // weirgo_cycle asks weir_exchange_gone of each exchange
@@ -244,7 +249,8 @@ func (e *Engine) stop(grace int64, listening bool) {
 	e.ce = nil
 	freeC(e.host)
 	e.host = nil
-	e.st.free()
+	C.free(unsafe.Pointer(e.watch))
+	e.watch, e.st.open = nil, nil
 	e.life.Unlock()
 	close(e.done)
 }

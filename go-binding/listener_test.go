@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Config.Listener: weir serves the listener's own socket (no rebinding: the
@@ -60,4 +61,44 @@ func TestListenerRefused(t *testing.T) {
 		t.Errorf("a Unix listener: Listen = %v, want weir_engine_listen_fds -EINVAL", err)
 	}
 	_ = e.Shutdown(context.Background())
+}
+
+// Listen returns once a shutdown has stopped the workers, not when the last
+// handler returns (net/http's Serve does not wait for its handlers either):
+// a handler stuck past a forced Shutdown does not hold Listen. The mutant
+// that waits for the handlers (Listen on e.done) fails here: Listen would
+// return only at the release.
+func TestListenReturnsWhenWorkersStop(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	e := newEngine(t, Config{Addr: "127.0.0.1:0", Workers: 1, Async: true, Handler: func(r *Request, w *ResponseWriter) {
+		close(entered)
+		<-release
+		_ = w.RespondString(200, "late")
+	}})
+	listened := make(chan error, 1)
+	go func() { listened <- e.Listen(context.Background()) }()
+	waitFor(t, "bind", func() bool { return e.Addr() != nil })
+	c := dial(t, e.Addr().String())
+	c.send(get("/stuck"))
+	<-entered
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // forced at once: the stuck request's connection closes
+	shut := make(chan error, 1)
+	go func() { shut <- e.Shutdown(ctx) }()
+	select {
+	case err := <-listened:
+		if err != nil {
+			t.Errorf("Listen = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		close(release)
+		t.Fatal("Listen waited for a handler after the workers stopped")
+	}
+	close(release)
+	select {
+	case <-shut:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown did not return after the handler did")
+	}
 }

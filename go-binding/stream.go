@@ -53,10 +53,9 @@ type streamTable struct {
 	waits   atomic.Uint64
 }
 
-func (t *streamTable) init(cfg *Config) {
-	// [0] open streams, [1] Hijacks waiting (hijack.go), [2] 1 when gone
-	// clients are reported (gone.go): weirgo_cycle's watch
-	t.open = (*C.int32_t)(C.calloc(3, C.size_t(unsafe.Sizeof(C.int32_t(0)))))
+// init: open is the engine's watch[0] (Engine.watch), counted here.
+func (t *streamTable) init(cfg *Config, open *C.int32_t) {
+	t.open = open
 	window := 256 << 10
 	if cfg.StreamWindowBytes > 0 {
 		window = cfg.StreamWindowBytes
@@ -67,11 +66,6 @@ func (t *streamTable) init(cfg *Config) {
 	}
 	window = min(window, out)
 	t.chunk = max(window/2, 1)
-}
-
-func (t *streamTable) free() {
-	C.free(unsafe.Pointer(t.open))
-	t.open = nil
 }
 
 func (t *streamTable) add(s *Stream) {

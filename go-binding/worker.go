@@ -189,7 +189,7 @@ func (wk *worker) run() error {
 		}
 		wk.polls.Add(1)
 		n := int(cCycle(wk.w, ans, C.uint32_t(nans), arena, &wk.rcs[0], reads, nreads, rarena, &wk.ex[0],
-			&wk.reqs[0], peers, C.uint32_t(len(wk.ex)), C.int(timeout), e.st.open, &wk.upped[0], mark))
+			&wk.reqs[0], peers, C.uint32_t(len(wk.ex)), C.int(timeout), e.watch, &wk.upped[0], mark))
 		wk.readsDone()
 		for i := 0; i < nans; i++ {
 			e.countRespond(C.int(wk.rcs[i]))
