@@ -64,7 +64,11 @@ type bodyQueue struct {
 	mu     sync.Mutex
 	posted []*bodyRead
 	closed bool
-	npost  atomic.Int32 // len(posted), read without the lock by each cycle
+	npost  atomic.Int32  // len(posted), read without the lock by each cycle
+	runs   atomic.Uint64 // reads weir ran (Metrics.BodyReads)
+	waits  atomic.Uint64 // reads that found nothing and waited for a hand-back (Metrics.BodyWaits)
+	wakes  atomic.Uint64 // weir_worker_wake crossings of posted reads (in Metrics.Wakes)
+	direct atomic.Uint64 // reads an inline handler made itself, a crossing each (Metrics.DirectReads)
 
 	fresh  []*bodyRead                    // run in the next cycle
 	parked map[*C.weir_exchange]*bodyRead // told -EAGAIN: waiting for a hand-back
@@ -85,6 +89,7 @@ func (wk *worker) postRead(r *bodyRead) bool {
 	q.posted = append(q.posted, r)
 	q.npost.Store(int32(len(q.posted)))
 	q.mu.Unlock()
+	q.wakes.Add(1)
 	C.weir_worker_wake(wk.w)
 	return true
 }
@@ -162,6 +167,7 @@ func (wk *worker) readsDone() {
 	if len(q.fresh) == 0 {
 		return
 	}
+	q.runs.Add(uint64(len(q.fresh)))
 	tombs := q.tombs[:0]
 	for i, r := range q.fresh {
 		rc := int64(q.reads[i].rc)
@@ -208,6 +214,7 @@ func (wk *worker) park(r *bodyRead) {
 	}
 	r.state = readParked
 	q.parked[r.ex] = r
+	q.waits.Add(1)
 }
 
 // handedBack: ex came back in a poll batch; true when a parked read waited

@@ -98,6 +98,8 @@ func (w *ResponseWriter) fill(b *bodyReader) int64 {
 	}
 	r := &bodyRead{ex: w.ex, buf: b.buf, reply: make(chan int64, 1)}
 	if w.wk != nil && C.weirgo_on_worker() != 0 {
+		w.wk.bq.runs.Add(1)
+		w.wk.bq.direct.Add(1)
 		rc := int64(C.weir_body_read(w.ex, unsafe.Pointer(&b.buf[0]), C.size_t(len(b.buf))))
 		if rc != -C.EAGAIN {
 			return rc

@@ -70,7 +70,7 @@ type Metrics struct {
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
 	DirectResponds uint64 // weir_respond crossings of their own (large bodies; async ones once their worker stopped)
 	Posted         uint64 // async answers carried by a worker's cycle (mailbox)
-	Wakes          uint64 // weir_worker_wake crossings (the first posted answer after each cycle)
+	Wakes          uint64 // weir_worker_wake crossings (the first posted answer after each cycle; each posted body read)
 	Exchanges      uint64 // exchanges handed to handlers
 	Panics         uint64 // handler panics recovered into a 500 (or an aborted stream)
 	Goexits        uint64 // handlers that called runtime.Goexit (answered as Unanswered's are)
@@ -80,10 +80,14 @@ type Metrics struct {
 	Gone           uint64 // answers dropped because the connection had died (WEIR_E_GONE)
 	Refused        uint64 // answers weir refused (-EINVAL, -ENOMEM), replaced by a 500
 	FileAnswers    uint64 // answers sent from a file (RespondFile, celeris's file responses)
+	BodyReads      uint64 // streamed request bodies' reads weir ran (ReadBody, net/http's Body.Read), up to 64 KiB each
+	BodyWaits      uint64 // of them, those that found nothing and waited for the client (a hand-back)
+	DirectReads    uint64 // of them, those an inline handler made on its own thread: a crossing each
 }
 
-// CgoCalls is the number of hot-path crossings: polls, wakes and direct responds.
-func (m Metrics) CgoCalls() uint64 { return m.Polls + m.Wakes + m.DirectResponds }
+// CgoCalls is the number of hot-path crossings: polls, wakes, direct
+// responds and an inline handler's own body reads.
+func (m Metrics) CgoCalls() uint64 { return m.Polls + m.Wakes + m.DirectResponds + m.DirectReads }
 
 // CgoCallsPerRequest is CgoCalls over Exchanges (0 before any exchange).
 func (m Metrics) CgoCallsPerRequest() float64 {
@@ -160,7 +164,10 @@ func (e *Engine) Metrics() Metrics {
 		m.Polls += wk.polls.Load()
 		m.Exchanges += wk.taken.Load()
 		m.Posted += wk.mb.posted.Load()
-		m.Wakes += wk.mb.wakes.Load()
+		m.Wakes += wk.mb.wakes.Load() + wk.bq.wakes.Load()
+		m.BodyReads += wk.bq.runs.Load()
+		m.BodyWaits += wk.bq.waits.Load()
+		m.DirectReads += wk.bq.direct.Load()
 	}
 	m.DirectResponds = e.stats.responds.Load()
 	m.Panics = e.stats.panics.Load()

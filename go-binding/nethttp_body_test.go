@@ -232,7 +232,7 @@ func TestReadBodyNative(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) {
 			errs := make(chan error, 4)
-			_, addr := start(t, Config{Async: async, StreamBodyBytes: 16, Handler: func(r *Request, w *ResponseWriter) {
+			e, addr := start(t, Config{Async: async, StreamBodyBytes: 16, Handler: func(r *Request, w *ResponseWriter) {
 				if !r.BodyStreamed() {
 					_, err := w.ReadBody(make([]byte, 8))
 					w.RespondString(200, fmt.Sprintf("buffered %q %v", r.Body(), errors.Is(err, ErrNotStreamed)))
@@ -265,6 +265,11 @@ func TestReadBodyNative(t *testing.T) {
 			c.send(body[10:])
 			if _, got := c.read("POST"); got != "40 "+body {
 				t.Fatalf("streamed: %q", got)
+			}
+			// Counted: the reads (the first found 10 bytes, one waited for
+			// the rest), and an inline handler's own crossings.
+			if m := e.Metrics(); m.BodyReads < 3 || m.BodyWaits < 1 || (m.DirectReads > 0) == async {
+				t.Errorf("BodyReads %d BodyWaits %d DirectReads %d", m.BodyReads, m.BodyWaits, m.DirectReads)
 			}
 			c2 := dial(t, addr)
 			c2.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n" + body[:10])
