@@ -136,25 +136,7 @@ func TestNetHTTPHandler(t *testing.T) {
 	}
 }
 
-func TestNetHTTPExpectContinue(t *testing.T) {
-	_, addr := start(t, Config{HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		w.Write(bytes.ToUpper(b))
-	})})
-	c := dial(t, addr)
-	c.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
-	line, err := c.br.ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "HTTP/1.1 100") {
-		t.Fatalf("interim answer %q %v", line, err)
-	}
-	if blank, _ := c.br.ReadString('\n'); blank != "\r\n" {
-		t.Fatalf("after 100: %q", blank)
-	}
-	c.send("hello")
-	if resp, body := c.read("POST"); resp.StatusCode != 200 || body != "HELLO" {
-		t.Fatalf("answer %d %q", resp.StatusCode, body)
-	}
-}
+// Expect: 100-continue: TestNetHTTPContinueOnFirstRead (nethttp_body_test.go).
 
 func TestNetHTTPPanic(t *testing.T) {
 	logs := captureLog(t)
