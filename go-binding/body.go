@@ -79,9 +79,20 @@ type bodyQueue struct {
 
 // postRead hands r to the worker and wakes its poll; false when the worker
 // has stopped.
-func (wk *worker) postRead(r *bodyRead) bool {
+func (wk *worker) postRead(r *bodyRead) bool { return wk.enqueue(r, false) }
+
+// cancelRead: the reader of r gives up (its handler answered): the worker
+// drops it if it is parked, and replies to it if it has not.
+func (wk *worker) cancelRead(r *bodyRead) { wk.enqueue(r, true) }
+
+// enqueue posts r (again, with cancel: r.cancel is set under the same lock
+// the cycle takes them with) and wakes the worker's poll.
+func (wk *worker) enqueue(r *bodyRead, cancel bool) bool {
 	q := &wk.bq
 	q.mu.Lock()
+	if cancel {
+		r.cancel = true
+	}
 	if q.closed {
 		q.mu.Unlock()
 		return false
@@ -92,23 +103,6 @@ func (wk *worker) postRead(r *bodyRead) bool {
 	q.wakes.Add(1)
 	C.weir_worker_wake(wk.w)
 	return true
-}
-
-// cancelRead: the reader of r gives up (its handler answered): the worker
-// drops it if it is parked, and replies to it if it has not.
-func (wk *worker) cancelRead(r *bodyRead) {
-	q := &wk.bq
-	q.mu.Lock()
-	r.cancel = true
-	closed := q.closed
-	if !closed {
-		q.posted = append(q.posted, r)
-		q.npost.Store(int32(len(q.posted)))
-	}
-	q.mu.Unlock()
-	if !closed {
-		C.weir_worker_wake(wk.w)
-	}
 }
 
 // takeReads moves the posted reads to fresh and lays them out for the

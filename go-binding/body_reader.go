@@ -96,7 +96,6 @@ func (w *ResponseWriter) fill(b *bodyReader) int64 {
 	} else if b.n == len(b.buf) && len(b.buf) < bodyReadMax {
 		b.buf = make([]byte, bodyReadMax) // the last read filled it: reads come in larger pieces
 	}
-	r := &bodyRead{ex: w.ex, buf: b.buf, reply: make(chan int64, 1)}
 	if w.wk != nil && C.weirgo_on_worker() != 0 {
 		w.wk.bq.runs.Add(1)
 		w.wk.bq.direct.Add(1)
@@ -106,6 +105,7 @@ func (w *ResponseWriter) fill(b *bodyReader) int64 {
 		}
 		// Parked before the hand-off, by this worker's driver still: the
 		// hand-back the new driver polls finds it.
+		r := b.newRead(w.ex)
 		w.wk.park(r)
 		b.mu.Lock()
 		b.inflight = r
@@ -115,6 +115,7 @@ func (w *ResponseWriter) fill(b *bodyReader) int64 {
 		}
 		return b.wait(r)
 	}
+	r := b.newRead(w.ex)
 	b.mu.Lock()
 	if b.stopped {
 		b.mu.Unlock()
@@ -129,6 +130,10 @@ func (w *ResponseWriter) fill(b *bodyReader) int64 {
 		return int64(C.WEIR_E_SHUTDOWN)
 	}
 	return b.wait(r)
+}
+
+func (b *bodyReader) newRead(ex *C.weir_exchange) *bodyRead {
+	return &bodyRead{ex: ex, buf: b.buf, reply: make(chan int64, 1)}
 }
 
 func (b *bodyReader) wait(r *bodyRead) int64 {
@@ -153,15 +158,19 @@ func (b *bodyReader) stop() {
 
 // BodyStreamed reports whether the body streams (Config.StreamBodyBytes):
 // Body is then empty and ResponseWriter.ReadBody reads it as it arrives.
-func (r *Request) BodyStreamed() bool { return r.r.flags&C.WEIR_REQ_BODY_STREAM != 0 }
+func (r *Request) BodyStreamed() bool { return bodyStreams(r.r) }
 
 // BodyLength is the body's declared length (its Content-Length), -1 for a
 // chunked one, 0 when there is none.
-func (r *Request) BodyLength() int64 {
-	if r.r.body_length == C.WEIR_LENGTH_UNKNOWN {
+func (r *Request) BodyLength() int64 { return bodyLength(r.r) }
+
+func bodyStreams(r *C.weir_request) bool { return r.flags&C.WEIR_REQ_BODY_STREAM != 0 }
+
+func bodyLength(r *C.weir_request) int64 {
+	if r.body_length == C.WEIR_LENGTH_UNKNOWN {
 		return -1
 	}
-	return int64(r.r.body_length)
+	return int64(r.body_length)
 }
 
 // ExpectsContinue reports an "Expect: 100-continue" request: its 100 Continue

@@ -53,8 +53,9 @@ import (
 // closes after the answer, as net/http's does. The writer is an
 // http.Hijacker for requests that ask to upgrade (websockets: see
 // httpWriter.Hijack); for others Hijack returns ErrNotUpgrade. A panic is
-// logged as net/http logs it (log's standard logger; http.ErrAbortHandler is silent), recovered into
-// a 500 that closes the connection and counted in Metrics.Panics.
+// logged as net/http logs it (log's standard logger; http.ErrAbortHandler is
+// silent), recovered into a 500 that closes the connection and counted in
+// Metrics.Panics.
 func ServeHTTP(h http.Handler) Handler { return httpHandler(h) }
 
 func httpHandler(h http.Handler) Handler {
@@ -147,11 +148,7 @@ func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Requ
 				}
 			}
 		}
-		for i := 0; i < r.NumTrailers(); i++ {
-			n, v := r.TrailerAt(i)
-			key := http.CanonicalHeaderKey(n)
-			trailer[key] = append(trailer[key], string([]byte(v)))
-		}
+		mergeTrailers(trailer, r)
 		delete(hdr, "Trailer")
 	}
 

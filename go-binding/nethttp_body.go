@@ -43,10 +43,17 @@ func (s *httpStreamBody) trailers() {
 	if s.req.Trailer == nil {
 		s.req.Trailer = make(http.Header, s.rq.NumTrailers())
 	}
-	for i := 0; i < s.rq.NumTrailers(); i++ {
-		n, v := s.rq.TrailerAt(i)
+	mergeTrailers(s.req.Trailer, s.rq)
+}
+
+// mergeTrailers adds r's trailer fields to dst, copied out of weir's buffer
+// (names too: CanonicalHeaderKey returns a canonical name as it is), since a
+// handler may keep r.Trailer past its answer.
+func mergeTrailers(dst http.Header, r *Request) {
+	for i := 0; i < r.NumTrailers(); i++ {
+		n, v := r.TrailerAt(i)
 		key := http.CanonicalHeaderKey(string([]byte(n)))
-		s.req.Trailer[key] = append(s.req.Trailer[key], string([]byte(v)))
+		dst[key] = append(dst[key], string([]byte(v)))
 	}
 }
 

@@ -55,12 +55,8 @@ func (w *ResponseWriter) reset(e *Engine, wk *worker, ex *C.weir_exchange) {
 
 // streamedBody readies ReadBody for a request whose body streams.
 func (w *ResponseWriter) streamedBody(wk *worker, r *C.weir_request) {
-	if r.flags&C.WEIR_REQ_BODY_STREAM != 0 {
-		length := int64(-1)
-		if r.body_length != C.WEIR_LENGTH_UNKNOWN {
-			length = int64(r.body_length)
-		}
-		w.body = newBodyReader(wk, length)
+	if bodyStreams(r) {
+		w.body = newBodyReader(wk, bodyLength(r))
 	}
 }
 

@@ -1,9 +1,10 @@
 // Upgrades (weir_upgrade, weir_upgrade_raw, weir_upgrade_take): the host
 // answers an Upgrade request 101 (raw: the host writes it on the socket it
 // takes, as net/http's Hijack and celeris's websocket middleware do); once
-// that answer and every one before it has left, the connection is lifted out at that boundary as transplant lifts one (the
-// unread bytes past the request travel with it, and on io_uring bytes a
-// recv still had in flight join them, Worker::input_late), counted as
+// that answer and every one before it has left, the connection is lifted
+// out at that boundary as transplant lifts one (the unread bytes past the
+// request travel with it, and on io_uring bytes a recv still had in flight
+// join them, Worker::input_late), counted as
 // WEIR_CLOSE_UPGRADED, and handed back to the host: inline, on_request is
 // called again with the same handle; driven, the handle comes back in a poll
 // batch. The host then takes the fd and the bytes on that thread.
