@@ -69,6 +69,11 @@ fn a_file_answer_sends_the_exact_bytes_whole_and_ranged() {
             assert!(head.starts_with("HTTP/1.1 200"), "{backend}: {head}");
             assert_eq!(field(&head, "content-length"), Some(&*data.len().to_string()), "{backend}: {head}");
             assert!(body == data, "{backend}: the whole file differs ({} of {} bytes)", body.len(), data.len());
+            // HEAD: the same head, no body.
+            let (head, body) = request(addr, "HEAD", "/whole");
+            assert!(head.starts_with("HTTP/1.1 200"), "{backend}: {head}");
+            assert_eq!(field(&head, "content-length"), Some(&*data.len().to_string()), "{backend}: {head}");
+            assert!(body.is_empty(), "{backend}: HEAD sent {} body bytes", body.len());
 
             for (o, l) in [(0u64, 1u64), (1000, 5000), (4095, 4097), (data.len() as u64 - 7, 7), (12345, 0)] {
                 let (head, body) = request(addr, "GET", &format!("/range?o={o}&l={l}"));
