@@ -6,12 +6,12 @@
 mod common;
 
 use std::fs::File;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use common::{connect, each_backend, field, read_head, request};
+use common::{connect, each_backend, field, read_head, read_some, request};
 use weir::{Engine, Response};
 
 /// A file under the temporary directory, removed on drop.
@@ -102,7 +102,7 @@ fn a_file_answer_sends_the_exact_bytes_whole_and_ranged() {
                 let mut body = more;
                 while body.len() < n {
                     let mut buf = vec![0u8; 64 * 1024];
-                    let k = s.read(&mut buf).unwrap();
+                    let k = read_some(&mut s, &mut buf);
                     assert!(k > 0, "{backend}: closed inside a body");
                     body.extend_from_slice(&buf[..k]);
                 }
@@ -121,7 +121,7 @@ fn split_head(s: &mut std::net::TcpStream, mut raw: Vec<u8>) -> (String, Vec<u8>
             return (String::from_utf8_lossy(&raw).into_owned(), rest);
         }
         let mut buf = [0u8; 4096];
-        let n = s.read(&mut buf).unwrap();
+        let n = read_some(s, &mut buf);
         assert!(n > 0, "closed inside a head");
         raw.extend_from_slice(&buf[..n]);
     }

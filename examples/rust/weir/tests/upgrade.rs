@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{connect, each_backend, field, read_head};
+use common::{connect, each_backend, field, read_head, read_some};
 use weir::{Engine, Response, Upgraded};
 
 // Echoes every byte (the early ones first) until the client's FIN. The
@@ -24,6 +24,7 @@ fn echo(mut up: Upgraded) {
             match up.read(&mut buf) {
                 Ok(0) => return,
                 Ok(n) => up.write_all(&buf[..n]).expect("echo"),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => panic!("read on the upgraded socket: {e}"),
             }
         }
@@ -33,7 +34,7 @@ fn echo(mut up: Upgraded) {
 fn read_exact(s: &mut impl Read, mut got: Vec<u8>, n: usize) -> Vec<u8> {
     while got.len() < n {
         let mut buf = vec![0u8; n - got.len()];
-        let k = s.read(&mut buf).expect("read");
+        let k = read_some(s, &mut buf);
         assert!(k > 0, "closed after {} of {n} bytes: {:?}", got.len(), String::from_utf8_lossy(&got));
         got.extend_from_slice(&buf[..k]);
     }
@@ -81,7 +82,7 @@ fn an_upgrade_hands_the_socket_and_the_early_bytes_to_the_host() {
             let mut raw = Vec::new();
             while !raw.windows(4).any(|w| w == b"\r\n\r\n") {
                 let mut b = [0u8; 1];
-                assert_eq!(s2.read(&mut b).unwrap(), 1, "{backend}: closed before the 101");
+                assert_eq!(read_some(&mut s2, &mut b), 1, "{backend}: closed before the 101");
                 raw.push(b[0]);
             }
             let head = String::from_utf8_lossy(&raw).into_owned();

@@ -34,6 +34,21 @@ pub fn connect(addr: SocketAddr) -> TcpStream {
     s
 }
 
+/// One read, again on EINTR. Read::read may return `Interrupted` (the
+/// helpers that read whole, read_exact and read_to_end, retry it), and here
+/// it does: the thread that creates the process's first io_uring engine runs
+/// weir's io_uring probe, whose rings' teardown queues work on that thread
+/// that interrupts its next timed socket read (SO_RCVTIMEO) once, a few
+/// milliseconds later.
+pub fn read_some(s: &mut impl Read, buf: &mut [u8]) -> usize {
+    loop {
+        match s.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => return r.expect("read"),
+        }
+    }
+}
+
 /// Reads up to the end of a response head; returns it and what came after it.
 pub fn read_head(s: &mut TcpStream) -> (String, Vec<u8>) {
     let mut raw = Vec::new();
@@ -43,7 +58,7 @@ pub fn read_head(s: &mut TcpStream) -> (String, Vec<u8>) {
             let rest = raw.split_off(end + 4);
             return (String::from_utf8_lossy(&raw).into_owned(), rest);
         }
-        let n = s.read(&mut buf).expect("read a response head");
+        let n = read_some(s, &mut buf);
         assert!(n > 0, "the connection closed inside a head: {}", String::from_utf8_lossy(&raw));
         raw.extend_from_slice(&buf[..n]);
     }
