@@ -62,6 +62,23 @@ impl Response {
     /// `WEIR_CLOSE_IO_ERROR`; one that changes between this call and the
     /// answer so that weir refuses it is answered 500, as any answer weir
     /// refuses.
+    ///
+    /// ```no_run
+    /// use std::fs::File;
+    /// use weir::{Engine, Response};
+    ///
+    /// let engine = Engine::builder().serve(|_req| {
+    ///     // The first KiB of a log, from a file opened for this request.
+    ///     let answer = File::open("/var/log/app.log")
+    ///         .map_err(weir::Error::from)
+    ///         .and_then(|f| Response::file_range(200, &f, 0, 1024));
+    ///     match answer {
+    ///         Ok(r) => r.header("Content-Type", "text/plain"),
+    ///         Err(e) => Response::text(404, e.to_string()),
+    ///     }
+    /// })?;
+    /// # Ok::<(), weir::Error>(())
+    /// ```
     pub fn file_range(status: u16, file: impl AsFd, offset: u64, length: u64) -> Result<Response> {
         Response::file_with(status, file.as_fd(), |size| match offset.checked_add(length) {
             Some(end) if end <= size => Ok((offset, length)),

@@ -79,9 +79,16 @@ impl From<Error> for std::io::Error {
     }
 }
 
-// A std I/O failure as the crate's error: its errno, negated (EIO without one).
+/// A std I/O failure as the crate's error: its errno, negated (`EIO` when it
+/// has none).
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error(-e.raw_os_error().unwrap_or(5))
+    }
+}
+
 pub(crate) fn io_error(e: std::io::Error) -> Error {
-    Error(-e.raw_os_error().unwrap_or(5))
+    Error::from(e)
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

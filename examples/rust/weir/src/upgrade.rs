@@ -61,6 +61,31 @@ impl Response {
     /// to close, or its body streams, or a field is weir's; the client is
     /// then answered 500), `WEIR_E_GONE` when the connection died before the
     /// 101 left, `WEIR_E_SHUTDOWN` when the engine was dropped first.
+    ///
+    /// ```no_run
+    /// use std::io::{Read, Write};
+    /// use weir::{Engine, Response};
+    ///
+    /// // An echo protocol: after the 101, every byte comes back.
+    /// let engine = Engine::builder().serve(|req| {
+    ///     if !req.wants_upgrade() {
+    ///         return Response::text(426, "upgrade required").header("Upgrade", "echo");
+    ///     }
+    ///     Response::upgrade(|up| {
+    ///         let Ok(mut up) = up else { return };
+    ///         std::thread::spawn(move || {
+    ///             let mut buf = [0u8; 4096];
+    ///             while let Ok(n @ 1..) = up.read(&mut buf) {
+    ///                 if up.write_all(&buf[..n]).is_err() {
+    ///                     break;
+    ///                 }
+    ///             }
+    ///         });
+    ///     })
+    ///     .header("Upgrade", "echo")
+    /// })?;
+    /// # Ok::<(), weir::Error>(())
+    /// ```
     pub fn upgrade(then: impl FnOnce(Result<Upgraded>) + Send + 'static) -> Self {
         let mut r = Response::new(101);
         r.upgrade = Some(Upgrade { raw: false, then: Arc::new(Mutex::new(Some(Box::new(then)))) });
