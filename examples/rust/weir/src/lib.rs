@@ -12,17 +12,35 @@
 //! - [`Response::streamed`] answers with a body produced in pieces (chunked,
 //!   `weir_stream_*`): weir's stream window pushes back, and the pieces go on
 //!   when weir hands the stream back, without blocking the loop thread.
+//! - [`Response::read_body`] reads a request body as it arrives.
+//! - [`Response::file`] and [`Response::file_range`] answer from a file
+//!   (`weir_respond_file`: sendfile or splice, no copy through the process).
+//! - [`Response::upgrade`] and [`Response::upgrade_raw`] answer an Upgrade
+//!   request (`weir_upgrade*`); once the 101 has left, the connection is the
+//!   host's: an [`Upgraded`] (a `std::net::TcpStream` and the bytes that came
+//!   after the request) given to the response's callback.
+//! - [`Request::peer_addr`] is the client's address (`weir_exchange_peer`).
 //!
-//! Deferred answers and the driven mode are left to `weir-sys` for now.
-use std::collections::HashMap;
-use std::ffi::{c_int, c_void, CStr, CString};
-use std::sync::{Arc, Mutex};
+//! Every failure is an [`Error`]: the negative errno or `WEIR_E_*` code weir
+//! returned. Deferred answers and the driven mode are left to `weir-sys` for
+//! now.
+use std::ffi::{c_int, c_void, CStr};
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 pub use weir_sys as sys;
+
+mod addr;
+mod engine;
+mod file;
+mod stream;
+mod upgrade;
+
+pub use engine::{Builder, Engine};
+pub use file::FileBody;
+pub use upgrade::{Upgrade, Upgraded};
 
 /// A negative errno or one of weir's own codes (`WEIR_E_*`).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -50,9 +68,33 @@ impl fmt::Debug for Error {
 }
 impl std::error::Error for Error {}
 
+/// An errno becomes an [`io::Error`](std::io::Error) of that errno; weir's
+/// own codes become `ErrorKind::Other` with this error inside.
+impl From<Error> for std::io::Error {
+    fn from(e: Error) -> Self {
+        if (-4095..0).contains(&e.0) {
+            std::io::Error::from_raw_os_error(-e.0)
+        } else {
+            std::io::Error::other(e)
+        }
+    }
+}
+
+/// A std I/O failure as the crate's error: its errno, negated (`EIO` when it
+/// has none).
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error(-e.raw_os_error().unwrap_or(5))
+    }
+}
+
+pub(crate) fn io_error(e: std::io::Error) -> Error {
+    Error::from(e)
+}
+
 pub type Result<T> = std::result::Result<T, Error>;
 
-fn check(rc: c_int) -> Result<c_int> {
+pub(crate) fn check(rc: c_int) -> Result<c_int> {
     if rc < 0 {
         Err(Error(rc))
     } else {
@@ -84,6 +126,7 @@ unsafe fn view<'a>(s: sys::weir_str_t) -> &'a [u8] {
 /// One request, borrowed from the worker for the duration of the handler call.
 pub struct Request<'a> {
     raw: &'a sys::weir_request,
+    ex: *mut sys::weir_exchange,
 }
 
 impl<'a> Request<'a> {
@@ -127,6 +170,20 @@ impl<'a> Request<'a> {
     pub fn header(&self, name: &str) -> Option<&'a [u8]> {
         self.headers().find(|(n, _)| n.eq_ignore_ascii_case(name.as_bytes())).map(|(_, v)| v)
     }
+    /// True when the request asks for an upgrade weir can give
+    /// ([`Response::upgrade`]): `Connection: upgrade` with an `Upgrade` field
+    /// on a connection that stays open. The protocol asked for is in
+    /// `header("upgrade")`.
+    pub fn wants_upgrade(&self) -> bool {
+        let want = sys::WEIR_REQ_UPGRADE | sys::WEIR_REQ_KEEP_ALIVE;
+        self.raw.flags & want == want
+    }
+    /// The client's address: the connection's peer (with the PROXY protocol
+    /// on, the source address its header carried). Errors are weir's
+    /// (`WEIR_E_STALE` cannot happen while the handler runs).
+    pub fn peer_addr(&self) -> Result<SocketAddr> {
+        addr::socket_addr(|ss, len| unsafe { sys::weir_exchange_peer(self.ex, ss, len) })
+    }
 }
 
 /// An answer. weir adds Content-Length, Date and Connection itself and refuses
@@ -142,6 +199,10 @@ pub struct Response {
     pub pieces: Option<Pieces>,
     /// Not an answer yet: the request's body is read first; see [`Response::read_body`].
     pub reader: Option<BodyReader>,
+    /// A body sent from a file (then `body` is not used); see [`Response::file`].
+    pub file: Option<FileBody>,
+    /// An upgrade (then `status` and `body` are not used); see [`Response::upgrade`].
+    pub upgrade: Option<Upgrade>,
 }
 
 /// What a body reader is given ([`Response::read_body`]).
@@ -180,7 +241,16 @@ impl fmt::Debug for Pieces {
 
 impl Response {
     pub fn new(status: u16) -> Self {
-        Response { status, headers: Vec::new(), body: Vec::new(), close: false, pieces: None, reader: None }
+        Response {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+            close: false,
+            pieces: None,
+            reader: None,
+            file: None,
+            upgrade: None,
+        }
     }
     /// Reads the request's body first, as it arrives, and answers with what
     /// `reader` returns: it is called with each piece, then with `End` (or
@@ -221,15 +291,26 @@ impl Response {
         self.close = true;
         self
     }
+
+    // The fields as weir takes them: views into self, valid while it lives.
+    pub(crate) fn fields(&self) -> Vec<sys::weir_header_t> {
+        let str_t = |s: &str| sys::weir_str_t { ptr: s.as_ptr() as *const _, len: s.len() };
+        self.headers.iter().map(|(n, v)| sys::weir_header_t { name: str_t(n), value: str_t(v) }).collect()
+    }
+
+    pub(crate) fn respond_flags(&self) -> u32 {
+        if self.close {
+            sys::WEIR_RESPOND_CLOSE
+        } else {
+            0
+        }
+    }
 }
 
-type Handler = dyn Fn(&Request<'_>) -> Response + Send + Sync + 'static;
+pub(crate) type Handler = dyn Fn(&Request<'_>) -> Response + Send + Sync + 'static;
 
 unsafe fn respond(ex: *mut sys::weir_exchange, r: &Response) -> c_int {
-    let str_t = |s: &str| sys::weir_str_t { ptr: s.as_ptr() as *const _, len: s.len() };
-    let hs: Vec<sys::weir_header_t> =
-        r.headers.iter().map(|(n, v)| sys::weir_header_t { name: str_t(n), value: str_t(v) }).collect();
-    let flags = if r.close { sys::WEIR_RESPOND_CLOSE } else { 0 };
+    let hs = r.fields();
     // weir copies headers and body before it returns.
     sys::weir_respond(
         ex,
@@ -238,159 +319,29 @@ unsafe fn respond(ex: *mut sys::weir_exchange, r: &Response) -> c_int {
         hs.len(),
         r.body.as_ptr() as *const c_void,
         r.body.len(),
-        flags,
+        r.respond_flags(),
     )
 }
 
-const EINVAL: c_int = -22;
-const EAGAIN: c_int = -11;
-const EMSGSIZE: c_int = -90;
-const PIECE_MAX: usize = 64 * 1024; // within weir's default stream window
-
-// A stream refused for room: its iterator and the piece it was writing, kept
-// until weir hands the stream back (on_request again, same handle).
-struct Paused {
-    pieces: Pieces,
-    piece: Vec<u8>,
-    off: usize,
-}
-
-// Bodies waiting for more bytes in `reading`: while 0, no handle can be a
-// body handed back.
-static READING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-fn reading() -> &'static Mutex<HashMap<usize, BodyReader>> {
-    static R: std::sync::OnceLock<Mutex<HashMap<usize, BodyReader>>> = std::sync::OnceLock::new();
-    R.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-// Gives the reader the body's pieces until it answers; a read that finds
-// nothing parks it in `reading` until weir hands the exchange back.
-unsafe fn pump_body(ex: *mut sys::weir_exchange, reader: BodyReader, streamed: bool, whole: &[u8]) {
-    thread_local!(static BUF: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; 64 * 1024]));
-    let mut fed_whole = false;
-    loop {
-        let mut data = Vec::new();
-        let n: i64 = if streamed {
-            BUF.with(|b| {
-                let mut b = b.borrow_mut();
-                let n = sys::weir_body_read(ex, b.as_mut_ptr() as *mut c_void, b.len());
-                if n > 0 {
-                    data.extend_from_slice(&b[..n as usize]);
-                }
-                n
-            })
-        } else if !fed_whole && !whole.is_empty() {
-            fed_whole = true;
-            data.extend_from_slice(whole);
-            whole.len() as i64
-        } else {
-            0
-        };
-        if n == EAGAIN as i64 {
-            if let Ok(mut m) = reading().lock() {
-                m.insert(ex as usize, reader);
-                READING.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            }
-            return; // handed back (on_request again) when there is more
-        }
-        if n == sys::WEIR_E_GONE as i64 {
-            return; // consumed: the connection is gone
-        }
-        let over = n <= 0;
-        let out = catch_unwind(AssertUnwindSafe(|| {
-            let mut f = reader.0.lock().ok()?;
-            match n {
-                n if n > 0 => f(BodyPiece::Data(&data)),
-                0 => f(BodyPiece::End),
-                e => f(BodyPiece::Failed(Error(e as i32))),
-            }
-        }));
-        match out {
-            Ok(Some(resp)) => {
-                if !answer(ex, &resp) {
-                    respond_500(ex);
-                }
-                return;
-            }
-            Ok(None) if !over => continue,
-            _ => {
-                respond_500(ex);
-                return;
-            }
-        }
-    }
-}
-
-// Answers ex with resp; false when weir left ex ours (-EINVAL, -EMSGSIZE:
-// the failure rule), for a 500 to follow.
-unsafe fn answer(ex: *mut sys::weir_exchange, resp: &Response) -> bool {
-    let rc = match resp.pieces.clone() {
-        Some(pieces) => start_stream(ex, resp, pieces),
-        None => respond(ex, resp),
+// Answers ex with resp (owner: the engine's handler, which an upgrade is
+// parked under); false when weir left ex ours (-EINVAL, -EMSGSIZE, -EBADF,
+// a dup's errno: the failure rule), for a 500 to follow.
+unsafe fn answer(ex: *mut sys::weir_exchange, owner: usize, resp: &Response) -> bool {
+    let rc = if let Some(up) = &resp.upgrade {
+        upgrade::start(ex, owner, resp, up)
+    } else if let Some(pieces) = resp.pieces.clone() {
+        stream::start_stream(ex, resp, pieces)
+    } else if let Some(f) = &resp.file {
+        file::respond_file(ex, resp, f)
+    } else {
+        respond(ex, resp)
     };
-    rc != EINVAL && rc != EMSGSIZE
+    // Consumed (0, WEIR_E_GONE, -ENOMEM) or nothing to do (WEIR_E_STALE);
+    // everything else leaves ex as it was.
+    matches!(rc, 0 | sys::WEIR_E_GONE | ENOMEM | sys::WEIR_E_STALE)
 }
 
-// How many streams wait in `paused`: while 0, no handle can be a stream
-// handed back, and the request path asks weir nothing more.
-static PAUSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-fn paused() -> &'static Mutex<HashMap<usize, Paused>> {
-    static P: std::sync::OnceLock<Mutex<HashMap<usize, Paused>>> = std::sync::OnceLock::new();
-    P.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
-unsafe fn start_stream(ex: *mut sys::weir_exchange, r: &Response, pieces: Pieces) -> c_int {
-    let str_t = |s: &str| sys::weir_str_t { ptr: s.as_ptr() as *const _, len: s.len() };
-    let hs: Vec<sys::weir_header_t> =
-        r.headers.iter().map(|(n, v)| sys::weir_header_t { name: str_t(n), value: str_t(v) }).collect();
-    let flags = if r.close { sys::WEIR_RESPOND_CLOSE } else { 0 };
-    let rc = sys::weir_stream_start(ex, r.status as c_int, hs.as_ptr(), hs.len(), sys::WEIR_LENGTH_UNKNOWN, flags);
-    if rc == 0 {
-        pump(ex, Paused { pieces, piece: Vec::new(), off: 0 });
-    }
-    rc
-}
-
-// Writes pieces until the iterator ends (then ends the stream) or weir
-// refuses one for room (then waits in `paused` for the hand-back).
-unsafe fn pump(ex: *mut sys::weir_exchange, mut p: Paused) {
-    loop {
-        while p.off < p.piece.len() {
-            let n = (p.piece.len() - p.off).min(PIECE_MAX);
-            let rc = sys::weir_stream_write(ex, p.piece[p.off..].as_ptr() as *const c_void, n);
-            if rc == EAGAIN {
-                if let Ok(mut m) = paused().lock() {
-                    m.insert(ex as usize, p);
-                    PAUSED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                }
-                return;
-            }
-            if rc < 0 {
-                return; // the connection is gone (consumed), or the handle is stale
-            }
-            p.off += n;
-        }
-        let next = catch_unwind(AssertUnwindSafe(|| p.pieces.0.lock().ok().and_then(|mut it| it.next())));
-        match next {
-            Ok(Some(piece)) => {
-                p.piece = piece;
-                p.off = 0;
-            }
-            Ok(None) => {
-                sys::weir_stream_end(ex, std::ptr::null(), 0);
-                return;
-            }
-            Err(_) => {
-                // A panic mid-body: cut it short, so the client cannot take
-                // what it got for the whole answer.
-                sys::weir_stream_abort(ex);
-                return;
-            }
-        }
-    }
-}
+const ENOMEM: c_int = -12;
 
 unsafe fn respond_500(ex: *mut sys::weir_exchange) {
     let body = b"Internal Server Error\n";
@@ -408,24 +359,13 @@ unsafe fn respond_500(ex: *mut sys::weir_exchange) {
 // Called by weir on a loop thread for each request. Nothing may unwind out of
 // an extern "C" function: the handler runs under catch_unwind, and so does
 // everything else here that could panic.
-unsafe extern "C" fn on_request(user: *mut c_void, ex: *mut sys::weir_exchange) {
-    if PAUSED.load(std::sync::atomic::Ordering::SeqCst) > 0 && sys::weir_stream_room(ex) >= 0 {
-        // A stream weir hands back: room again.
-        let p = paused().lock().ok().and_then(|mut m| m.remove(&(ex as usize)));
-        if let Some(p) = p {
-            PAUSED.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-            let _ = catch_unwind(AssertUnwindSafe(|| pump(ex, p)));
-        }
+pub(crate) unsafe extern "C" fn on_request(user: *mut c_void, ex: *mut sys::weir_exchange) {
+    let owner = user as usize;
+    // A handle weir hands back (an upgrade whose 101 left, a stream with room
+    // again, a body with more bytes) goes on where it was parked.
+    if matches!(catch_unwind(AssertUnwindSafe(|| upgrade::handed_back(ex) || stream::handed_back(ex, owner))), Ok(true))
+    {
         return;
-    }
-    if READING.load(std::sync::atomic::Ordering::SeqCst) > 0 {
-        let r = reading().lock().ok().and_then(|mut m| m.remove(&(ex as usize)));
-        if let Some(r) = r {
-            // A body weir hands back: more of it, its end, or its failure.
-            READING.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-            let _ = catch_unwind(AssertUnwindSafe(|| pump_body(ex, r, true, &[])));
-            return;
-        }
     }
     let answered = catch_unwind(AssertUnwindSafe(|| {
         let handler = &*(user as *const Box<Handler>);
@@ -433,171 +373,21 @@ unsafe extern "C" fn on_request(user: *mut c_void, ex: *mut sys::weir_exchange) 
         if raw.is_null() {
             return false;
         }
-        let req = Request { raw: &*raw };
+        let req = Request { raw: &*raw, ex };
         let resp = match catch_unwind(AssertUnwindSafe(|| handler(&req))) {
             Ok(resp) => resp,
             Err(_) => return false,
         };
         if let Some(reader) = resp.reader.clone() {
             let streamed = req.raw.flags & sys::WEIR_REQ_BODY_STREAM != 0;
-            pump_body(ex, reader, streamed, req.body());
+            stream::pump_body(ex, owner, reader, streamed, req.body());
             return true; // answered, parked, or given its 500 there
         }
         // -EINVAL (bad status, a header weir owns) and -EMSGSIZE (larger than
         // max_output_bytes) leave ex ours (the failure rule): a 500 follows.
-        answer(ex, &resp)
+        answer(ex, owner, &resp)
     }));
     if !matches!(answered, Ok(true)) {
         respond_500(ex);
-    }
-}
-
-/// Settings for an engine; [`Builder::serve`] creates, binds and starts it.
-pub struct Builder {
-    addr: SocketAddr,
-    workers: u32,
-    backend: u32,
-    stream_bodies: u32,
-}
-
-impl Default for Builder {
-    fn default() -> Self {
-        Builder {
-            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
-            workers: 0,
-            backend: sys::WEIR_BACKEND_EPOLL,
-            stream_bodies: 0,
-        }
-    }
-}
-
-impl Builder {
-    /// Host and port to bind (port 0 picks one; see [`Engine::local_addr`]).
-    pub fn addr(mut self, addr: SocketAddr) -> Self {
-        self.addr = addr;
-        self
-    }
-    /// Event loops (threads); 0 = one per online CPU.
-    pub fn workers(mut self, n: u32) -> Self {
-        self.workers = n;
-        self
-    }
-    /// Request bodies of at least `bytes` (and chunked ones, and those that
-    /// expect 100-continue) reach a [`Response::read_body`] reader as they
-    /// arrive, of any size; 0 (the default) buffers every body whole, up to
-    /// weir's max_body. A handler that does not return a reader for such a
-    /// request answers without its body (and the connection then closes).
-    pub fn stream_bodies(mut self, bytes: u32) -> Self {
-        self.stream_bodies = bytes;
-        self
-    }
-    /// Use io_uring instead of epoll.
-    pub fn uring(mut self) -> Self {
-        self.backend = sys::WEIR_BACKEND_URING;
-        self
-    }
-    /// Creates the engine, binds its listeners and starts its loop threads,
-    /// each calling `handler` for every request.
-    pub fn serve<F>(self, handler: F) -> Result<Engine>
-    where
-        F: Fn(&Request<'_>) -> Response + Send + Sync + 'static,
-    {
-        let host = CString::new(self.addr.ip().to_string()).map_err(|_| Error(-22))?;
-        let handler: Box<Box<Handler>> = Box::new(Box::new(handler));
-        let mut cfg: sys::weir_config = unsafe { std::mem::zeroed() };
-        unsafe { sys::weir_config_init(&mut cfg) };
-        cfg.host = host.as_ptr();
-        cfg.port = self.addr.port() as u32;
-        cfg.workers = self.workers;
-        cfg.backend = self.backend;
-        cfg.mode = sys::WEIR_MODE_INLINE;
-        cfg.stream_body_bytes = self.stream_bodies;
-        cfg.on_request = Some(on_request);
-        cfg.user = &*handler as *const Box<Handler> as *mut c_void;
-        let mut raw = std::ptr::null_mut();
-        check(unsafe { sys::weir_engine_create(&cfg, &mut raw) })?;
-        // From here Drop destroys the engine before the handler is freed.
-        let engine = Engine { raw, _handler: handler, _host: host };
-        check(unsafe { sys::weir_engine_listen(engine.raw) })?;
-        check(unsafe { sys::weir_engine_start(engine.raw) })?;
-        Ok(engine)
-    }
-}
-
-/// A running engine. Dropping it shuts it down (grace 0) and frees it.
-pub struct Engine {
-    raw: *mut sys::weir_engine,
-    _handler: Box<Box<Handler>>,
-    _host: CString,
-}
-
-// The handle is only used through calls weir.h allows from any thread
-// (addr, metrics) or through &mut self (shutdown, destroy on drop).
-unsafe impl Send for Engine {}
-unsafe impl Sync for Engine {}
-
-impl Engine {
-    pub fn builder() -> Builder {
-        Builder::default()
-    }
-
-    /// The address the listeners are bound to.
-    pub fn local_addr(&self) -> Result<SocketAddr> {
-        let mut ss: sys::sockaddr_storage = unsafe { std::mem::zeroed() };
-        let mut len = std::mem::size_of::<sys::sockaddr_storage>() as sys::socklen_t;
-        check(unsafe { sys::weir_engine_addr(self.raw, &mut ss, &mut len) })?;
-        let b = unsafe { std::slice::from_raw_parts(&ss as *const _ as *const u8, len as usize) };
-        let port = u16::from_be_bytes([b[2], b[3]]);
-        match ss.ss_family {
-            sys::AF_INET if b.len() >= 8 => {
-                Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::new(b[4], b[5], b[6], b[7])), port))
-            }
-            sys::AF_INET6 if b.len() >= 24 => {
-                let mut a = [0u8; 16];
-                a.copy_from_slice(&b[8..24]);
-                Ok(SocketAddr::new(IpAddr::V6(Ipv6Addr::from(a)), port))
-            }
-            _ => Err(Error(-97 /* EAFNOSUPPORT */)),
-        }
-    }
-
-    /// Counters summed over every worker.
-    pub fn metrics(&self) -> Result<sys::weir_metrics> {
-        let mut m: sys::weir_metrics = unsafe { std::mem::zeroed() };
-        m.size = std::mem::size_of::<sys::weir_metrics>() as u32;
-        check(unsafe { sys::weir_engine_metrics(self.raw, &mut m) })?;
-        Ok(m)
-    }
-
-    /// Starts a pause and returns at once: each listener stops deferring
-    /// accepts, keeps accepting for the linger (1.5 s by default), then closes.
-    pub fn begin_pause(&self) -> Result<()> {
-        check(unsafe { sys::weir_engine_begin_pause(self.raw) }).map(|_| ())
-    }
-
-    /// Pauses and waits until every listener has closed. A resume during the
-    /// wait ends it with ECANCELED (-125), a shutdown with `WEIR_E_SHUTDOWN`.
-    /// Never call it from a handler: it waits for the loops.
-    pub fn pause(&self) -> Result<()> {
-        check(unsafe { sys::weir_engine_pause(self.raw) }).map(|_| ())
-    }
-
-    /// Accepts again: a lingering listener keeps its fd; a closed one reopens.
-    pub fn resume(&self) -> Result<()> {
-        check(unsafe { sys::weir_engine_resume(self.raw) }).map(|_| ())
-    }
-
-    /// Stops accepting, lets in-flight exchanges finish within `grace`, closes
-    /// the rest and joins the loop threads. Repeated calls are harmless.
-    pub fn shutdown(&mut self, grace: Duration) -> Result<()> {
-        let ns = i64::try_from(grace.as_nanos()).unwrap_or(i64::MAX);
-        check(unsafe { sys::weir_engine_shutdown(self.raw, ns) }).map(|_| ())
-    }
-}
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        // Joins the loop threads: after this no thread can call the handler.
-        unsafe { sys::weir_engine_destroy(self.raw) };
     }
 }

@@ -1,8 +1,12 @@
-//! A real engine on 127.0.0.1:0 answering over a real socket.
+//! A real engine on 127.0.0.1:0 answering over a real socket, on epoll and
+//! on io_uring (skipped, saying so, when the kernel refuses a ring).
+mod common;
+
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
+use common::{each_backend, read_some};
 use weir::{Engine, Response};
 
 fn get(addr: std::net::SocketAddr, target: &str) -> String {
@@ -16,19 +20,20 @@ fn get(addr: std::net::SocketAddr, target: &str) -> String {
 
 #[test]
 fn serve_answers_a_request_and_shuts_down() {
-    let mut engine = Engine::builder()
-        .workers(1)
-        .serve(|req| {
-            let body = format!(
-                "{} {} q={} probe={}",
-                String::from_utf8_lossy(req.method()),
-                String::from_utf8_lossy(req.path()),
-                String::from_utf8_lossy(req.query()),
-                String::from_utf8_lossy(req.header("x-probe").unwrap_or(b"-")),
-            );
-            Response::text(200, body).header("X-Served-By", "weir-rust")
-        })
-        .expect("engine");
+    let handler = |req: &weir::Request<'_>| {
+        let body = format!(
+            "{} {} q={} probe={}",
+            String::from_utf8_lossy(req.method()),
+            String::from_utf8_lossy(req.path()),
+            String::from_utf8_lossy(req.query()),
+            String::from_utf8_lossy(req.header("x-probe").unwrap_or(b"-")),
+        );
+        Response::text(200, body).header("X-Served-By", "weir-rust")
+    };
+    each_backend(|| Engine::builder().workers(1), handler, |mut engine, _| serve_and_shut_down(&mut engine));
+}
+
+fn serve_and_shut_down(engine: &mut Engine) {
     let addr = engine.local_addr().expect("addr");
     assert!(addr.ip().is_loopback());
     assert_ne!(addr.port(), 0);
@@ -46,29 +51,36 @@ fn serve_answers_a_request_and_shuts_down() {
 
 #[test]
 fn a_panicking_handler_becomes_a_500_and_the_engine_keeps_serving() {
-    let engine = Engine::builder()
-        .workers(1)
-        .serve(|req| {
-            if req.path() == b"/panic" {
-                panic!("handler bug");
-            }
-            Response::text(200, "fine")
-        })
-        .expect("engine");
-    let addr = engine.local_addr().unwrap();
-    let out = get(addr, "/panic");
-    assert!(out.starts_with("HTTP/1.1 500"), "{out}");
-    let out = get(addr, "/");
-    assert!(out.starts_with("HTTP/1.1 200") && out.ends_with("fine"), "{out}");
-    drop(engine); // Drop shuts down and joins the loop threads.
+    let handler = |req: &weir::Request<'_>| {
+        if req.path() == b"/panic" {
+            panic!("handler bug");
+        }
+        Response::text(200, "fine")
+    };
+    each_backend(
+        || Engine::builder().workers(1),
+        handler,
+        |engine, backend| {
+            let addr = engine.local_addr().unwrap();
+            let out = get(addr, "/panic");
+            assert!(out.starts_with("HTTP/1.1 500"), "{backend}: {out}");
+            let out = get(addr, "/");
+            assert!(out.starts_with("HTTP/1.1 200") && out.ends_with("fine"), "{backend}: {out}");
+            drop(engine); // Drop shuts down and joins the loop threads.
+        },
+    );
 }
 
 #[test]
 fn a_header_weir_owns_is_refused_and_becomes_a_500() {
-    let engine =
-        Engine::builder().workers(1).serve(|_| Response::text(200, "x").header("Content-Length", "1")).expect("engine");
-    let out = get(engine.local_addr().unwrap(), "/");
-    assert!(out.starts_with("HTTP/1.1 500"), "{out}");
+    each_backend(
+        || Engine::builder().workers(1),
+        |_: &weir::Request<'_>| Response::text(200, "x").header("Content-Length", "1"),
+        |engine, backend| {
+            let out = get(engine.local_addr().unwrap(), "/");
+            assert!(out.starts_with("HTTP/1.1 500"), "{backend}: {out}");
+        },
+    );
 }
 
 #[test]
@@ -86,7 +98,14 @@ fn a_busy_port_is_an_error_with_a_name() {
 
 #[test]
 fn a_silent_client_survives_a_pause() {
-    let mut engine = Engine::builder().workers(1).serve(|_| Response::text(200, "Hello, World!")).expect("engine");
+    each_backend(
+        || Engine::builder().workers(1),
+        |_: &weir::Request<'_>| Response::text(200, "Hello, World!"),
+        |mut engine, _| silent_client_through_a_pause(&mut engine),
+    );
+}
+
+fn silent_client_through_a_pause(engine: &mut Engine) {
     let addr = engine.local_addr().expect("addr");
     // Connected, nothing sent: with TCP_DEFER_ACCEPT the engine cannot see it yet.
     let mut silent = TcpStream::connect(addr).expect("connect");
@@ -110,18 +129,21 @@ fn a_silent_client_survives_a_pause() {
 fn a_streamed_answer_arrives_whole_through_the_window() {
     // 4 MiB in 32 KiB pieces, read slowly: weir's 256 KiB window refuses
     // pieces and hands the stream back many times; every byte arrives in order.
-    let engine = Engine::builder()
-        .workers(1)
-        .serve(|_| Response::streamed(200, (0..128u32).map(|i| vec![b'a' + (i % 26) as u8; 32 * 1024])))
-        .expect("engine");
-    let addr = engine.local_addr().expect("addr");
+    each_backend(
+        || Engine::builder().workers(1),
+        |_: &weir::Request<'_>| Response::streamed(200, (0..128u32).map(|i| vec![b'a' + (i % 26) as u8; 32 * 1024])),
+        |engine, _| read_slowly(engine.local_addr().expect("addr")),
+    );
+}
+
+fn read_slowly(addr: std::net::SocketAddr) {
     let mut s = TcpStream::connect(addr).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     write!(s, "GET / HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").unwrap();
     let mut raw = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
-        let n = s.read(&mut buf).expect("read");
+        let n = read_some(&mut s, &mut buf);
         if n == 0 {
             break;
         }
@@ -152,23 +174,26 @@ fn a_streamed_answer_arrives_whole_through_the_window() {
 #[test]
 fn read_body_streams_a_body_above_max_body() {
     use weir::BodyPiece;
-    let engine = Engine::builder()
-        .workers(1)
-        .stream_bodies(1 << 20)
-        .serve(|_req| {
-            let (mut n, mut sum) = (0u64, 0u64);
-            Response::read_body(move |piece| match piece {
-                BodyPiece::Data(d) => {
-                    n += d.len() as u64;
-                    sum = d.iter().fold(sum, |s, &b| s.wrapping_mul(31).wrapping_add(b as u64));
-                    None
-                }
-                BodyPiece::End => Some(Response::text(200, format!("{n} {sum}"))),
-                BodyPiece::Failed(e) => Some(Response::text(400, format!("failed {e}"))),
-            })
+    let handler = |_req: &weir::Request<'_>| {
+        let (mut n, mut sum) = (0u64, 0u64);
+        Response::read_body(move |piece| match piece {
+            BodyPiece::Data(d) => {
+                n += d.len() as u64;
+                sum = d.iter().fold(sum, |s, &b| s.wrapping_mul(31).wrapping_add(b as u64));
+                None
+            }
+            BodyPiece::End => Some(Response::text(200, format!("{n} {sum}"))),
+            BodyPiece::Failed(e) => Some(Response::text(400, format!("failed {e}"))),
         })
-        .expect("engine");
-    let addr = engine.local_addr().unwrap();
+    };
+    each_backend(
+        || Engine::builder().workers(1).stream_bodies(1 << 20),
+        handler,
+        |engine, _| read_bodies(engine.local_addr().unwrap()),
+    );
+}
+
+fn read_bodies(addr: std::net::SocketAddr) {
     for len in [3usize << 20, 1000] {
         let body: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
         let want_sum = body.iter().fold(0u64, |s, &b| s.wrapping_mul(31).wrapping_add(b as u64));

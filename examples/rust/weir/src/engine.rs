@@ -1,0 +1,145 @@
+//! The engine: [`Builder`] creates, binds and starts one; [`Engine`] owns its
+//! handle and, on drop, destroys it before it frees the handler its loop
+//! threads call.
+use std::ffi::{c_void, CString};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use crate::{addr, check, on_request, sys, upgrade, Error, Handler, Request, Response, Result};
+
+/// Settings for an engine; [`Builder::serve`] creates, binds and starts it.
+pub struct Builder {
+    addr: SocketAddr,
+    workers: u32,
+    backend: u32,
+    stream_bodies: u32,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder {
+            addr: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            workers: 0,
+            backend: sys::WEIR_BACKEND_EPOLL,
+            stream_bodies: 0,
+        }
+    }
+}
+
+impl Builder {
+    /// Host and port to bind (port 0 picks one; see [`Engine::local_addr`]).
+    pub fn addr(mut self, addr: SocketAddr) -> Self {
+        self.addr = addr;
+        self
+    }
+    /// Event loops (threads); 0 = one per online CPU.
+    pub fn workers(mut self, n: u32) -> Self {
+        self.workers = n;
+        self
+    }
+    /// Request bodies of at least `bytes` (and chunked ones, and those that
+    /// expect 100-continue) reach a [`Response::read_body`] reader as they
+    /// arrive, of any size; 0 (the default) buffers every body whole, up to
+    /// weir's max_body. A handler that does not return a reader for such a
+    /// request answers without its body (and the connection then closes).
+    pub fn stream_bodies(mut self, bytes: u32) -> Self {
+        self.stream_bodies = bytes;
+        self
+    }
+    /// Use io_uring instead of epoll.
+    pub fn uring(mut self) -> Self {
+        self.backend = sys::WEIR_BACKEND_URING;
+        self
+    }
+    /// Creates the engine, binds its listeners and starts its loop threads,
+    /// each calling `handler` for every request.
+    pub fn serve<F>(self, handler: F) -> Result<Engine>
+    where
+        F: Fn(&Request<'_>) -> Response + Send + Sync + 'static,
+    {
+        let host = CString::new(self.addr.ip().to_string()).map_err(|_| Error(-22))?;
+        let handler: Box<Box<Handler>> = Box::new(Box::new(handler));
+        let mut cfg: sys::weir_config = unsafe { std::mem::zeroed() };
+        unsafe { sys::weir_config_init(&mut cfg) };
+        cfg.host = host.as_ptr();
+        cfg.port = self.addr.port() as u32;
+        cfg.workers = self.workers;
+        cfg.backend = self.backend;
+        cfg.mode = sys::WEIR_MODE_INLINE;
+        cfg.stream_body_bytes = self.stream_bodies;
+        cfg.on_request = Some(on_request);
+        cfg.user = &*handler as *const Box<Handler> as *mut c_void;
+        let mut raw = std::ptr::null_mut();
+        check(unsafe { sys::weir_engine_create(&cfg, &mut raw) })?;
+        // From here Drop destroys the engine before the handler is freed.
+        let engine = Engine { raw, _handler: handler, _host: host };
+        check(unsafe { sys::weir_engine_listen(engine.raw) })?;
+        check(unsafe { sys::weir_engine_start(engine.raw) })?;
+        Ok(engine)
+    }
+}
+
+/// A running engine. Dropping it shuts it down (grace 0) and frees it.
+pub struct Engine {
+    raw: *mut sys::weir_engine,
+    _handler: Box<Box<Handler>>,
+    _host: CString,
+}
+
+// The handle is only used through calls weir.h allows from any thread
+// (addr, metrics) or through &mut self (shutdown, destroy on drop).
+unsafe impl Send for Engine {}
+unsafe impl Sync for Engine {}
+
+impl Engine {
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    /// The address the listeners are bound to.
+    pub fn local_addr(&self) -> Result<SocketAddr> {
+        addr::socket_addr(|ss, len| unsafe { sys::weir_engine_addr(self.raw, ss, len) })
+    }
+
+    /// Counters summed over every worker.
+    pub fn metrics(&self) -> Result<sys::weir_metrics> {
+        let mut m: sys::weir_metrics = unsafe { std::mem::zeroed() };
+        m.size = std::mem::size_of::<sys::weir_metrics>() as u32;
+        check(unsafe { sys::weir_engine_metrics(self.raw, &mut m) })?;
+        Ok(m)
+    }
+
+    /// Starts a pause and returns at once: each listener stops deferring
+    /// accepts, keeps accepting for the linger (1.5 s by default), then closes.
+    pub fn begin_pause(&self) -> Result<()> {
+        check(unsafe { sys::weir_engine_begin_pause(self.raw) }).map(|_| ())
+    }
+
+    /// Pauses and waits until every listener has closed. A resume during the
+    /// wait ends it with ECANCELED (-125), a shutdown with `WEIR_E_SHUTDOWN`.
+    /// Never call it from a handler: it waits for the loops.
+    pub fn pause(&self) -> Result<()> {
+        check(unsafe { sys::weir_engine_pause(self.raw) }).map(|_| ())
+    }
+
+    /// Accepts again: a lingering listener keeps its fd; a closed one reopens.
+    pub fn resume(&self) -> Result<()> {
+        check(unsafe { sys::weir_engine_resume(self.raw) }).map(|_| ())
+    }
+
+    /// Stops accepting, lets in-flight exchanges finish within `grace`, closes
+    /// the rest and joins the loop threads. Repeated calls are harmless.
+    pub fn shutdown(&mut self, grace: Duration) -> Result<()> {
+        let ns = i64::try_from(grace.as_nanos()).unwrap_or(i64::MAX);
+        check(unsafe { sys::weir_engine_shutdown(self.raw, ns) }).map(|_| ())
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // Joins the loop threads: after this no thread can call the handler.
+        unsafe { sys::weir_engine_destroy(self.raw) };
+        // Upgrades whose 101 had not left get their error now, not never.
+        upgrade::engine_gone(&*self._handler as *const Box<Handler> as usize);
+    }
+}
