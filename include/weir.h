@@ -1035,7 +1035,7 @@ WEIR_API void weir_file_options_init(weir_file_options *o);
 
 /*
  * Answers ex's request (GET or HEAD) with the regular file fd as nginx's
- * static files are answered (docs/api.md §5.4), through weir_respond_file's
+ * static files are answered (docs/api.md §5.7), through weir_respond_file's
  * zero-copy path for a body and weir_respond for the rest. From fstat(fd):
  * a strong ETag "<mtime s hex>.<mtime ns hex>-<size hex>" and Last-Modified
  * (the mtime, or now when the mtime is in the future). The request's
@@ -1072,7 +1072,7 @@ WEIR_API int weir_serve_file(weir_exchange *ex, int fd, const weir_file_options 
 
 /* A Content-Type for a file name (a path: its last segment's extension,
  * ASCII case-insensitive) from a small static table (html, css, js, json,
- * svg, png, jpeg, wasm, woff2, mp4, ...; docs/api.md §5.4); text types
+ * svg, png, jpeg, wasm, woff2, mp4, ...; docs/api.md §5.7); text types
  * carry "; charset=utf-8". "application/octet-stream" when the extension is
  * unknown or absent (NULL name with len 0 too). A static string; any
  * thread. (0.4) */
