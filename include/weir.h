@@ -1009,6 +1009,75 @@ WEIR_API int64_t weir_body_read(weir_exchange *ex, void *buf, size_t cap);
  * WEIR_E_STALE. */
 WEIR_API int weir_defer(weir_exchange *ex);
 
+/* ------------------------------------------------------------------------ */
+/* File answers with validators (0.4)                                         */
+/* ------------------------------------------------------------------------ */
+
+/* weir_file_options flags */
+#define WEIR_FILE_NO_RANGES 0x1u /* ignore Range and If-Range; no Accept-Ranges (0.4) */
+
+/* How weir_serve_file answers. weir_file_options_init is required: it sets
+ * size and every default (all zero). (0.4) */
+typedef struct weir_file_options {
+    uint32_t size;                /* weir_file_options_init: sizeof                     */
+    uint32_t flags;               /* WEIR_FILE_*                                        */
+    const char *content_type;     /* Content-Type of 200/206; NULL = application/octet-stream */
+    const weir_header_t *headers; /* extra fields for 200, 206 and 304 (Cache-Control,
+                                     Vary, ...); copied before weir_serve_file returns */
+    size_t num_headers;
+    uint32_t respond_flags;       /* WEIR_RESPOND_CLOSE                                 */
+    uint32_t reserved_;
+} weir_file_options;
+
+/* Sets o->size and the defaults (no flags, no extra fields). NULL is a
+ * no-op. Any thread. (0.4) */
+WEIR_API void weir_file_options_init(weir_file_options *o);
+
+/*
+ * Answers ex's request (GET or HEAD) with the regular file fd as nginx's
+ * static files are answered (docs/api.md §5.7), through weir_respond_file's
+ * zero-copy path for a body and weir_respond for the rest. From fstat(fd):
+ * a strong ETag "<mtime s hex>.<mtime ns hex>-<size hex>" and Last-Modified
+ * (the mtime, or now when the mtime is in the future). The request's
+ * preconditions are evaluated in RFC 9110 13.2.2's order, then its Range:
+ *   405  a method other than GET and HEAD (Allow: GET, HEAD);
+ *   412  If-Match fails (strong comparison, "*"), or, without If-Match, the
+ *        file changed after If-Unmodified-Since;
+ *   304  If-None-Match matches (weak comparison, "*", lists), or, without
+ *        If-None-Match, the file did not change after If-Modified-Since
+ *        (ETag, Last-Modified and opts->headers; no body fields);
+ *   206  GET with one satisfiable "bytes" range (first-last, first-,
+ *        -suffix; If-Range, if sent, must match: a strong ETag or the exact
+ *        Last-Modified date), with Content-Range;
+ *   416  GET with a Range none of whose ranges overlaps the file (every
+ *        range on an empty file), with Content-Range's unsatisfied form
+ *        ("bytes *" "/" size, RFC 9110 14.4);
+ *   200  the whole file otherwise: no or an invalid Range (ignored), an
+ *        If-Range that does not match, several satisfiable ranges (no
+ *        multipart/byteranges: the whole file), HEAD (Range is GET's).
+ * HEAD gets the head GET would (its Content-Length) and no body. 200/206
+ * carry ETag, Last-Modified, Content-Type, Accept-Ranges: bytes (not with
+ * WEIR_FILE_NO_RANGES) and opts->headers; 405/412/416 a short text/plain
+ * body. opts may be NULL (defaults); opts->headers must not name ETag,
+ * Last-Modified, Content-Type, Content-Range or Accept-Ranges (weir's here)
+ * nor the fields weir_respond refuses.
+ * Returns the status answered (> 0; ex consumed, the answer under way),
+ * or as weir_respond_file: WEIR_E_GONE and -ENOMEM (consumed), -EBADF (fd
+ * not open), -EINVAL (NULL ex, a bad opts->size, flags or field, fd not a
+ * regular file), -EMFILE and kin, WEIR_E_STATE (ex as it was), WEIR_E_STALE.
+ * Same threads as weir_respond_file; fd stays the caller's (close it when
+ * the call returns). (0.4)
+ */
+WEIR_API int weir_serve_file(weir_exchange *ex, int fd, const weir_file_options *opts);
+
+/* A Content-Type for a file name (a path: its last segment's extension,
+ * ASCII case-insensitive) from a small static table (html, css, js, json,
+ * svg, png, jpeg, wasm, woff2, mp4, ...; docs/api.md §5.7); text types
+ * carry "; charset=utf-8". "application/octet-stream" when the extension is
+ * unknown or absent (NULL name with len 0 too). A static string; any
+ * thread. (0.4) */
+WEIR_API const char *weir_content_type(const char *name, size_t len);
+
 /*
  * Hot upgrade (docs/upgrade.md): a running engine hands its listeners and
  * then each live connection, at its next request boundary and with the bytes

@@ -60,7 +60,7 @@ static const char demo_usage[] =
     "                           workers; deferred: handlers defer to a pool of demo threads (default inline)\n"
     "  --app hello|echo         hello: GET / /fast /slow?ms=N /stream?n=N&size=S /files/NAME, POST /echo;\n"
     "                           echo: the parsed request as JSON\n"
-    "  --static DIR             GET /files/NAME answers the regular file DIR/NAME (weir_respond_file)\n"
+    "  --static DIR             GET /files/NAME answers the regular file DIR/NAME (weir_serve_file)\n"
     "  --stream-body-bytes N    bodies of N bytes or more (and chunked ones, and those expecting\n"
     "                           100-continue) are read as they arrive: POST /upload takes any size;\n"
     "                           0 buffers every body (default: --max-body + 1)\n"

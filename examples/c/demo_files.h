@@ -1,5 +1,8 @@
-/* weir-demo's GET /files/NAME with --static DIR: the regular file DIR/NAME,
- * answered with weir_respond_file. NAME is one path segment: a name with a
+/* weir-demo's /files/NAME with --static DIR: the regular file DIR/NAME,
+ * answered with weir_serve_file as nginx answers a static file: ETag,
+ * Last-Modified, 304 to If-None-Match/If-Modified-Since, 412, a single
+ * Range as 206 (416 when unsatisfiable), HEAD, 405 for other methods, and
+ * a Content-Type by the name's extension (weir_content_type). NAME is one path segment: a name with a
  * '/', a '%' (an encoded slash or dot is not decoded into one), a leading
  * '.' (".", "..", hidden files) or a NUL is refused with 400 before any
  * file is opened, and the file is opened relative to DIR without following
@@ -54,8 +57,10 @@ static void demo_files_answer(weir_exchange *ex, weir_str_t name, const weir_hea
         weir_respond(ex, 404, text, 1, "Not Found\n", 10, 0);
         return;
     }
-    static const weir_header_t octets = {{"Content-Type", 12}, {"application/octet-stream", 24}};
-    int rc = weir_respond_file(ex, 200, &octets, 1, fd, 0, (uint64_t)st.st_size, 0);
+    weir_file_options opts;
+    weir_file_options_init(&opts);
+    opts.content_type = weir_content_type(name.ptr, name.len);
+    int rc = weir_serve_file(ex, fd, &opts);
     close(fd); /* weir reads through its own dup */
     if (rc == -EINVAL || rc == -EMFILE || rc == -ENFILE || rc == -EBADF)
         weir_respond(ex, 500, text, 1, "file answer refused\n", 20, 0);

@@ -118,8 +118,7 @@ static void sleep_ms(unsigned ms) {
 static void app_hello(weir_exchange *ex, const weir_request *r) {
     static const char hello[] = "Hello, World!";
     static const char not_found[] = "Not Found\n";
-    if ((VIEW_IS(r->method, "GET") || VIEW_IS(r->method, "HEAD")) && r->path.len >= 7 &&
-        memcmp(r->path.ptr, "/files/", 7) == 0) {
+    if (r->path.len >= 7 && memcmp(r->path.ptr, "/files/", 7) == 0) { /* every method: 405 but GET/HEAD */
         weir_str_t name = {r->path.ptr + 7, r->path.len - 7};
         demo_files_answer(ex, name, k_text);
         return;

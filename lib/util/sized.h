@@ -41,6 +41,11 @@ template <> struct First<weir_metrics> {
     static constexpr size_t value = WEIR_END_OF(weir_metrics, closes);
 };
 
+// 0.4: file answers (weir_serve_file).
+template <> struct First<weir_file_options> {
+    static constexpr size_t value = WEIR_END_OF(weir_file_options, reserved_);
+};
+
 template <typename T> constexpr size_t kFirst = First<T>::value;
 
 template <typename T> constexpr bool size_ok(uint32_t size) { return size >= kFirst<T> && size <= sizeof(T); }

@@ -161,6 +161,20 @@ int weir_header_use(void) {
     sd_stats.size = (uint32_t)sizeof sd_stats;
     sd_stats.image_error = 0;
     n += (f_listen_systemd != 0) + (f_store_systemd != 0) + (int)sd_stats.size + sd_stats.image_error;
+    /* 0.4: file answers with validators. */
+    int (*f_serve_file)(weir_exchange *, int, const weir_file_options *) = weir_serve_file;
+    void (*f_file_options_init)(weir_file_options *) = weir_file_options_init;
+    const char *(*f_content_type)(const char *, size_t) = weir_content_type;
+    weir_file_options fopts;
+    fopts.size = (uint32_t)sizeof fopts;
+    fopts.flags = WEIR_FILE_NO_RANGES;
+    fopts.content_type = "text/plain";
+    fopts.headers = &h;
+    fopts.num_headers = 1;
+    fopts.respond_flags = WEIR_RESPOND_CLOSE;
+    n += (f_serve_file != 0) + (f_file_options_init != 0) + (f_content_type != 0) + (int)fopts.size +
+         (int)fopts.flags + (int)fopts.num_headers + (int)fopts.respond_flags + (fopts.content_type != 0) +
+         (fopts.headers != 0);
     answer.ex = exchange;
     answer.status = 200;
     answer.flags = WEIR_RESPOND_CLOSE;

@@ -284,6 +284,10 @@ static void test_engine_null_handles(void **state) {
     assert_int_equal(weir_upgrade_take(NULL, &ufd, NULL, 0, &ulen), -EINVAL);
     char bb[4];
     assert_int_equal(weir_body_read(NULL, bb, sizeof bb), -EINVAL);
+    /* 0.4 */
+    assert_int_equal(weir_serve_file(NULL, 0, NULL), -EINVAL);
+    weir_file_options_init(NULL);
+    assert_string_equal(weir_content_type(NULL, 0), "application/octet-stream");
 
     weir_answer_t answers[2];
     memset(answers, 0, sizeof answers);

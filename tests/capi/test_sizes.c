@@ -37,12 +37,15 @@
 #define FIRST_REQUEST END_OF(weir_http1_request, headers)
 #define FIRST_CHUNKED END_OF(weir_http1_chunked, reserved_)
 #define FIRST_METRICS END_OF(weir_metrics, closes)
+/* 0.4 */
+#define FIRST_FILE_OPTIONS END_OF(weir_file_options, reserved_)
 #if UINTPTR_MAX == UINT64_MAX
 _Static_assert(FIRST_CONFIG == 120, "weir_config's first size moved");
 _Static_assert(FIRST_LIMITS == 40, "weir_http1_limits' first size moved");
 _Static_assert(FIRST_REQUEST == 120, "weir_http1_request's first size moved");
 _Static_assert(FIRST_CHUNKED == 80, "weir_http1_chunked's first size moved");
 _Static_assert(FIRST_METRICS == 384, "weir_metrics' first size moved");
+_Static_assert(FIRST_FILE_OPTIONS == 40, "weir_file_options' first size moved");
 #endif
 
 enum { TAIL = 64, POISON = 0xa5 };
@@ -286,8 +289,27 @@ static void test_sizes_metrics(void **state) {
     weir_engine_destroy(e);
 }
 
+/* 0.4: weir_file_options_init writes sizeof and every default, nothing past
+ * it. (The sizes weir_serve_file accepts are checked with a live exchange in
+ * tests/integration/test_serve_file.cc.) */
+static void test_sizes_file_options(void **state) {
+    (void)state;
+    PADDED(weir_file_options) o;
+    memset(&o, POISON, sizeof o);
+    weir_file_options_init(&o.s);
+    assert_int_equal(o.s.size, sizeof o.s);
+    assert_int_equal(o.s.flags, 0);
+    assert_null(o.s.content_type);
+    assert_null(o.s.headers);
+    assert_int_equal(o.s.num_headers, 0);
+    assert_int_equal(o.s.respond_flags, 0);
+    assert_poisoned(&o, sizeof o.s, sizeof o);
+    weir_file_options_init(NULL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizes_file_options),
         cmocka_unit_test(test_sizes_limits),        cmocka_unit_test(test_sizes_parser_request),
         cmocka_unit_test(test_sizes_chunked),       cmocka_unit_test(test_sizes_config),
         cmocka_unit_test(test_sizes_config_limits), cmocka_unit_test(test_sizes_metrics),

@@ -11,7 +11,7 @@
 int main(void) {
     printf("pub const C_SIZES: &[(&str, usize, usize)] = &[\n");
     S(weir_str_t) S(weir_header_t) S(weir_http1_limits) S(weir_http1_request) S(weir_http1_chunked)
-    S(weir_config) S(weir_metrics) S(weir_request) S(weir_answer_t) S(weir_handover_options) S(weir_handover_stats) S(weir_systemd_stats) S(struct sockaddr_storage) S(socklen_t)
+    S(weir_config) S(weir_metrics) S(weir_request) S(weir_answer_t) S(weir_handover_options) S(weir_handover_stats) S(weir_systemd_stats) S(weir_file_options) S(struct sockaddr_storage) S(socklen_t)
     printf("];\npub const C_FIELDS: &[(&str, usize)] = &[\n");
     F(weir_str_t, ptr) F(weir_str_t, len)
     F(weir_header_t, name) F(weir_header_t, value)
@@ -64,6 +64,9 @@ int main(void) {
     F(weir_handover_stats, lost) F(weir_handover_stats, moving_ns)
     F(weir_systemd_stats, size) F(weir_systemd_stats, listeners) F(weir_systemd_stats, connections)
     F(weir_systemd_stats, closed) F(weir_systemd_stats, fds) F(weir_systemd_stats, image_error)
+    F(weir_file_options, size) F(weir_file_options, flags) F(weir_file_options, content_type)
+    F(weir_file_options, headers) F(weir_file_options, num_headers) F(weir_file_options, respond_flags)
+    F(weir_file_options, reserved_)
     printf("];\npub const C_CONSTS: &[(&str, i64)] = &[\n");
     K(WEIR_VERSION_MAJOR) K(WEIR_VERSION_MINOR) K(WEIR_VERSION_PATCH) K(WEIR_VERSION_HEX)
     K(WEIR_E_BASE) K(WEIR_E_INCOMPLETE) K(WEIR_E_BAD_METHOD) K(WEIR_E_BAD_TARGET) K(WEIR_E_BAD_VERSION)
@@ -84,6 +87,7 @@ int main(void) {
     K(WEIR_CLOSE_MAX_CONNECTIONS) K(WEIR_CLOSE_SHUTDOWN) K(WEIR_CLOSE_HANDLER) K(WEIR_CLOSE_RESOURCE)
     K(WEIR_CLOSE_SILENT) K(WEIR_CLOSE_TRANSPLANT_REFUSED) K(WEIR_CLOSE_BODY_TIMEOUT) K(WEIR_CLOSE_HANDLER_TIMEOUT) K(WEIR_CLOSE_UPGRADED) K(WEIR_CLOSE_BODY_UNREAD) K(WEIR_CLOSE_ABORTED) K(WEIR_CLOSE_HANDOVER) K(WEIR_CLOSE_REASONS) K(WEIR_RESPOND_CLOSE) K(WEIR_LENGTH_UNKNOWN) K(WEIR_TRANSPLANT_END) K(WEIR_HANDOVER_PROTOCOL) K(WEIR_HANDOVER_LISTENERS_ONLY)
     K(WEIR_HANDOVER_WAITING) K(WEIR_HANDOVER_MOVING) K(WEIR_HANDOVER_DONE) K(WEIR_HANDOVER_FAILED) K(AF_INET) K(AF_INET6)
+    K(WEIR_FILE_NO_RANGES)
     printf("];\n");
     return 0;
 }

@@ -497,3 +497,25 @@ extern "C" {
     ) -> c_int;
     pub fn weir_body_read(ex: *mut weir_exchange, buf: *mut c_void, cap: usize) -> i64;
 }
+
+// ---- file answers with validators (0.4)
+pub const WEIR_FILE_NO_RANGES: u32 = 0x1;
+
+/// How weir_serve_file answers; weir_file_options_init sets size and the defaults.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct weir_file_options {
+    pub size: u32,
+    pub flags: u32,
+    pub content_type: *const c_char,
+    pub headers: *const weir_header_t,
+    pub num_headers: usize,
+    pub respond_flags: u32,
+    pub reserved_: u32,
+}
+
+extern "C" {
+    pub fn weir_file_options_init(o: *mut weir_file_options);
+    pub fn weir_serve_file(ex: *mut weir_exchange, fd: c_int, opts: *const weir_file_options) -> c_int;
+    pub fn weir_content_type(name: *const c_char, len: usize) -> *const c_char;
+}

@@ -46,6 +46,7 @@ fn sizes_and_alignments_match_the_header() {
         weir_config => "weir_config", weir_metrics => "weir_metrics", weir_request => "weir_request", weir_answer_t => "weir_answer_t",
         weir_handover_options => "weir_handover_options", weir_handover_stats => "weir_handover_stats",
         weir_systemd_stats => "weir_systemd_stats",
+        weir_file_options => "weir_file_options",
         sockaddr_storage => "struct sockaddr_storage", socklen_t => "socklen_t",
     };
     let c = c::C_SIZES.iter().map(|&(n, s, a)| (n.to_string(), (s, a))).collect();
@@ -84,6 +85,7 @@ fn field_offsets_match_the_header() {
         weir_handover_stats { size, state, error, listeners, sent, returned, closed, received, refused, lost,
                               moving_ns }
         weir_systemd_stats { size, listeners, connections, closed, fds, image_error }
+        weir_file_options { size, flags, content_type, headers, num_headers, respond_flags, reserved_ }
     };
     let c = c::C_FIELDS.iter().map(|&(n, o)| (n.to_string(), o)).collect();
     compare("offset of", c, rust);
@@ -180,6 +182,7 @@ fn constants_match_the_header() {
         WEIR_HANDOVER_FAILED,
         AF_INET,
         AF_INET6,
+        WEIR_FILE_NO_RANGES,
     ];
     let c = c::C_CONSTS.iter().map(|&(n, v)| (n.to_string(), v)).collect();
     compare("value of", c, rust);
@@ -228,6 +231,9 @@ fn library_links_and_reports_the_header_version() {
         weir_respond as *const (),
         weir_respond_many as *const (),
         weir_defer as *const (),
+        weir_serve_file as *const (),
+        weir_file_options_init as *const (),
+        weir_content_type as *const (),
     ];
     assert!(fns.iter().all(|f| !f.is_null()));
 }
