@@ -22,7 +22,7 @@ namespace {
 // read rather than destroyed by a reset.
 bool lingering(uint32_t reason) {
     return reason == WEIR_CLOSE_BAD_REQUEST || reason == WEIR_CLOSE_HEADER_TIMEOUT ||
-           reason == WEIR_CLOSE_BODY_TIMEOUT || reason == WEIR_CLOSE_SILENT;
+           reason == WEIR_CLOSE_BODY_TIMEOUT || reason == WEIR_CLOSE_SILENT || reason == WEIR_CLOSE_PROXY;
 }
 
 // Closes the server chose after a complete answer: the peer may have sent
@@ -87,6 +87,14 @@ void Worker::fold(Slot &s) {
     metrics.add(M_RESPONSES, c.responses - s.folded.responses);
     metrics.add(M_PARSE_ERRORS, c.parse_errors - s.folded.parse_errors);
     metrics.add(M_CONTINUES_SENT, c.continues_sent - s.folded.continues_sent);
+    metrics.add(M_PROXY_V1, c.proxy_v1 - s.folded.proxy_v1);
+    metrics.add(M_PROXY_V2, c.proxy_v2 - s.folded.proxy_v2);
+    metrics.add(M_PROXY_LOCAL, c.proxy_local - s.folded.proxy_local);
+    metrics.add(M_PROXY_MISSING, c.proxy_missing - s.folded.proxy_missing);
+    metrics.add(M_PROXY_MALFORMED, c.proxy_malformed - s.folded.proxy_malformed);
+    metrics.add(M_PROXY_UNTRUSTED, c.proxy_untrusted - s.folded.proxy_untrusted);
+    metrics.add(M_PROXY_OVERSIZED, c.proxy_oversized - s.folded.proxy_oversized);
+    metrics.add(M_PROXY_TIMEOUTS, c.proxy_timeouts - s.folded.proxy_timeouts);
     s.folded = c;
 }
 
@@ -95,6 +103,10 @@ void Worker::fold(Slot &s) {
 // image with its counters and unread bytes. The image's fd is the slot's
 // from here on.
 void Worker::admit(ConnImage &img) {
+    // A new connection (an accept or a sibling's hand-off: no id yet) owes
+    // its PROXY header; a moved one read it where it was (its image's peer
+    // is the proxied one), or came from an engine that asks for none.
+    bool owes_proxy = img.id == 0 && engine_.cfg().proxy_protocol == WEIR_PROXY_ON;
     int fd = img.fd;
     img.fd = -1;
     if (nodelay_) { // socket options are the adopter's: re-applied whatever the source set
@@ -138,11 +150,15 @@ void Worker::admit(ConnImage &img) {
     live_count_++;
     metrics.add(M_CONNECTIONS_OPEN);
     // The image's counts were its source's; what its bytes parse to here is ours.
+    s.folded = Conn::Counters{};
     s.folded.requests = img.requests;
     s.folded.responses = img.responses;
     s.folded.parse_errors = img.parse_errors;
     s.folded.continues_sent = img.continues_sent;
     Conn &c = s.conn();
+    if (owes_proxy)
+        c.expect_proxy(&s.peer, &s.peer_len,
+                       engine_.proxy_trust().trusts(reinterpret_cast<const sockaddr *>(&s.peer), s.peer_len));
     if (!c.adopt(img))
         log_once(LOG_NO_MEMORY, "out of memory for an adopted connection's bytes; connection closed");
     if (detach_to_)
