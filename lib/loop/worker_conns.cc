@@ -156,9 +156,16 @@ void Worker::admit(ConnImage &img) {
     s.folded.parse_errors = img.parse_errors;
     s.folded.continues_sent = img.continues_sent;
     Conn &c = s.conn();
-    if (owes_proxy)
+    if (owes_proxy && s.peer_len == 0 && !engine_.proxy_trust().any()) {
+        // Reset before its address could be asked (a multishot accept gives
+        // none; getpeername then finds ENOTCONN): no source to judge, and no
+        // answer could reach it. Not counted as untrusted: it may have been
+        // a trusted balancer's health check that sent LOCAL and reset.
+        c.close(WEIR_CLOSE_PEER);
+    } else if (owes_proxy) {
         c.expect_proxy(&s.peer, &s.peer_len,
                        engine_.proxy_trust().trusts(reinterpret_cast<const sockaddr *>(&s.peer), s.peer_len));
+    }
     if (!c.adopt(img))
         log_once(LOG_NO_MEMORY, "out of memory for an adopted connection's bytes; connection closed");
     if (detach_to_)
