@@ -35,6 +35,8 @@ int main(void) {
     F(weir_config, max_pipeline) F(weir_config, header_timeout_ms) F(weir_config, idle_timeout_ms)
     F(weir_config, write_timeout_ms) F(weir_config, body_timeout_ms) F(weir_config, limits) F(weir_config, log)
     F(weir_config, log_user) F(weir_config, handler_timeout_ms) F(weir_config, stream_window_bytes) F(weir_config, stream_body_bytes) F(weir_config, report_gone)
+    F(weir_config, proxy_protocol) F(weir_config, proxy_timeout_ms) F(weir_config, proxy_trusted)
+    F(weir_config, proxy_max_bytes) F(weir_config, reserved_)
     F(weir_metrics, size) F(weir_metrics, workers) F(weir_metrics, accepted) F(weir_metrics, accept_batches)
     F(weir_metrics, accept_owed) F(weir_metrics, accept_resource_errors) F(weir_metrics, accept_other_errors)
     F(weir_metrics, handoffs) F(weir_metrics, handoffs_owed) F(weir_metrics, connections_open)
@@ -49,6 +51,9 @@ int main(void) {
     F(weir_metrics, uring_rearms) F(weir_metrics, transplant_detached) F(weir_metrics, transplant_adopted)
     F(weir_metrics, transplant_refused) F(weir_metrics, transplant_in_flight) F(weir_metrics, transplant_received)
     F(weir_metrics, close_lingers) F(weir_metrics, close_linger_cuts) F(weir_metrics, uring_sq_full)
+    F(weir_metrics, proxy_v1) F(weir_metrics, proxy_v2) F(weir_metrics, proxy_local) F(weir_metrics, proxy_missing)
+    F(weir_metrics, proxy_malformed) F(weir_metrics, proxy_untrusted) F(weir_metrics, proxy_oversized)
+    F(weir_metrics, proxy_timeouts)
     F(weir_request, size) F(weir_request, version_minor) F(weir_request, flags) F(weir_request, num_headers)
     F(weir_request, num_trailers) F(weir_request, reserved_) F(weir_request, method) F(weir_request, target)
     F(weir_request, path) F(weir_request, query) F(weir_request, host) F(weir_request, headers)
@@ -82,7 +87,7 @@ int main(void) {
     K(WEIR_CLOSE_PEER) K(WEIR_CLOSE_NOT_KEEP_ALIVE) K(WEIR_CLOSE_BAD_REQUEST) K(WEIR_CLOSE_HEADER_TIMEOUT)
     K(WEIR_CLOSE_IDLE_TIMEOUT) K(WEIR_CLOSE_WRITE_TIMEOUT) K(WEIR_CLOSE_OUTPUT_LIMIT) K(WEIR_CLOSE_IO_ERROR)
     K(WEIR_CLOSE_MAX_CONNECTIONS) K(WEIR_CLOSE_SHUTDOWN) K(WEIR_CLOSE_HANDLER) K(WEIR_CLOSE_RESOURCE)
-    K(WEIR_CLOSE_SILENT) K(WEIR_CLOSE_TRANSPLANT_REFUSED) K(WEIR_CLOSE_BODY_TIMEOUT) K(WEIR_CLOSE_HANDLER_TIMEOUT) K(WEIR_CLOSE_UPGRADED) K(WEIR_CLOSE_BODY_UNREAD) K(WEIR_CLOSE_ABORTED) K(WEIR_CLOSE_HANDOVER) K(WEIR_CLOSE_REASONS) K(WEIR_RESPOND_CLOSE) K(WEIR_LENGTH_UNKNOWN) K(WEIR_TRANSPLANT_END) K(WEIR_HANDOVER_PROTOCOL) K(WEIR_HANDOVER_LISTENERS_ONLY)
+    K(WEIR_CLOSE_SILENT) K(WEIR_CLOSE_TRANSPLANT_REFUSED) K(WEIR_CLOSE_BODY_TIMEOUT) K(WEIR_CLOSE_HANDLER_TIMEOUT) K(WEIR_CLOSE_UPGRADED) K(WEIR_CLOSE_BODY_UNREAD) K(WEIR_CLOSE_ABORTED) K(WEIR_CLOSE_HANDOVER) K(WEIR_CLOSE_PROXY) K(WEIR_PROXY_OFF) K(WEIR_PROXY_ON) K(WEIR_CLOSE_REASONS) K(WEIR_RESPOND_CLOSE) K(WEIR_LENGTH_UNKNOWN) K(WEIR_TRANSPLANT_END) K(WEIR_HANDOVER_PROTOCOL) K(WEIR_HANDOVER_LISTENERS_ONLY)
     K(WEIR_HANDOVER_WAITING) K(WEIR_HANDOVER_MOVING) K(WEIR_HANDOVER_DONE) K(WEIR_HANDOVER_FAILED) K(AF_INET) K(AF_INET6)
     printf("];\n");
     return 0;
