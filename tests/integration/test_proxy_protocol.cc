@@ -18,13 +18,17 @@
 //     (WEIR_CLOSE_BAD_REQUEST, proxy counters 0) and the peer is the socket's.
 //   - the proxied peer survives weir_engine_transplant into an engine that
 //     asks for headers too (it is not asked again), and a connection whose
-//     header is partly in at the call moves once it is whole.
+//     header is partly in at the call moves once it is whole; and a hot
+//     upgrade (weir_handover_offer / take_over in one process), where the
+//     image crosses the wire.
 //   - weir_engine_create: malformed proxy_trusted, proxy_protocol or
 //     proxy_max_bytes are -EINVAL.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+
+#include <unistd.h>
 
 #include <cerrno>
 #include <string>
@@ -291,6 +295,41 @@ void test_transplant(void **) {
     assert_int_equal(mb.closes[WEIR_CLOSE_PROXY], 0);
 }
 
+// A hot upgrade: the image crosses the handover's wire with its peer.
+void test_handover(void **) {
+    Server a, b;
+    weir_config ca = proxy_cfg("A");
+    ca.workers = 2;
+    assert_int_equal(a.start(ca), 0);
+    Client c = connect_to(a.port);
+    assert_true(send_all(c, "PROXY TCP6 2001:db8::77 2001:db8::1 4444 443\r\n" + get("/")));
+    assert_string_equal(read_response(c).body.c_str(), "A [2001:db8::77]:4444");
+    std::string path = "/tmp/weir-test-proxy-" + std::to_string(::getpid()) + ".sock";
+    weir_handover_options o{};
+    o.size = sizeof o;
+    o.wait_ms = 5000;
+    weir_handover *ha = nullptr, *hb = nullptr;
+    assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &ha), 0);
+    weir_config cb = proxy_cfg("B");
+    cb.workers = 2;
+    assert_int_equal(create(cb, &b.e), 0);
+    assert_int_equal(weir_handover_take_over(b.e, path.c_str(), &o, &hb), 0);
+    assert_int_equal(engine_port(b.e, &b.port), 0);
+    assert_int_equal(weir_engine_start(b.e), 0);
+    assert_int_equal(weir_handover_wait(ha, 5000000000LL), 0);
+    assert_int_equal(weir_handover_wait(hb, 5000000000LL), 0);
+    assert_true(send_all(c, get("/")));
+    assert_string_equal(read_response(c).body.c_str(), "B [2001:db8::77]:4444");
+    weir_handover_free(ha);
+    weir_handover_free(hb);
+    weir_metrics mb = b.metrics();
+    assert_int_equal(mb.transplant_received, 1);
+    assert_int_equal(mb.proxy_v1 + mb.proxy_missing + mb.closes[WEIR_CLOSE_PROXY], 0); // never asked again
+    Client fresh = connect_to(b.port); // B's own accepts do owe a header
+    assert_true(send_all(fresh, kV1Four + get("/")));
+    assert_string_equal(read_response(fresh).body.c_str(), "B 192.0.2.1:56324");
+}
+
 void test_config(void **) {
     for (const char *bad : {"", "10.0.0.0/33", "::1/129", "example.org", "10.0.0.0/8,", "10.0.0.0/ 8", "1.2.3.4/08"}) {
         weir_config c = proxy_cfg();
@@ -318,7 +357,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_v1),       cmocka_unit_test(test_v2),        cmocka_unit_test(test_framing),
         cmocka_unit_test(test_refusals), cmocka_unit_test(test_untrusted), cmocka_unit_test(test_timeouts),
-        cmocka_unit_test(test_off),      cmocka_unit_test(test_transplant), cmocka_unit_test(test_config),
+        cmocka_unit_test(test_off),      cmocka_unit_test(test_transplant), cmocka_unit_test(test_handover),
+        cmocka_unit_test(test_config),
     };
     return cmocka_run_group_tests_name("proxy_protocol", tests, nullptr, nullptr);
 }
