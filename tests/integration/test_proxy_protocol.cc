@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <string>
 
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
@@ -349,6 +350,16 @@ void test_config(void **) {
     assert_int_equal(weir_engine_create(&c, &e), 0);
     weir_engine_destroy(e);
     assert_string_equal(weir_close_reason_name(WEIR_CLOSE_PROXY), "proxy");
+    // A 0.3 caller's size ends before the proxy fields: whatever lies past
+    // it, the protocol is off and the engine serves plain HTTP.
+    c = proxy_cfg();
+    c.size = offsetof(weir_config, proxy_protocol);
+    c.proxy_trusted = "not parsed";
+    Server old;
+    assert_int_equal(old.start(c), 0);
+    Client cl = connect_to(old.port);
+    assert_true(send_all(cl, get("/")));
+    assert_string_equal(read_response(cl).body.c_str(), own_addr(cl).c_str());
 }
 
 } // namespace
