@@ -306,13 +306,24 @@ class Conn {
         uint64_t responses = 0;
         uint64_t parse_errors = 0;
         uint64_t continues_sent = 0;
-        // The PROXY protocol (conn_proxy.cc): headers accepted by version,
-        // those that kept the socket's peer, and refusals by cause.
-        uint64_t proxy_v1 = 0, proxy_v2 = 0, proxy_local = 0;
-        uint64_t proxy_missing = 0, proxy_malformed = 0, proxy_untrusted = 0, proxy_oversized = 0;
-        uint64_t proxy_timeouts = 0;
     };
     const Counters &counters() const { return counters_; }
+    // What became of the connection's PROXY header (conn_proxy.cc): one
+    // outcome a connection, set once, so the loop counts it by comparing
+    // one byte rather than folding counters at every settle.
+    enum class ProxyResult : uint8_t {
+        None,      // none owed, or not decided yet
+        V1,        // a v1 header gave the peer
+        V2,        // a v2 header gave the peer
+        V1Local,   // v1 UNKNOWN: the socket's peer stands
+        V2Local,   // v2 LOCAL, AF_UNSPEC, AF_UNIX: the socket's peer stands
+        Missing,   // refused: no signature
+        Malformed, // refused: the spec says no (a CRC32C mismatch included)
+        Untrusted, // refused: its source is not in proxy_trusted
+        Oversized, // refused: too long
+        Timeout,   // not whole by the deadline
+    };
+    ProxyResult proxy_result() const { return proxy_result_; }
 
     struct State; // pooled: buffers, exchange ring, header arrays, output
 
@@ -356,6 +367,7 @@ class Conn {
     Counters counters_{};
     uint32_t close_reason_ = 0;
     uint16_t flags_ = 0;
+    ProxyResult proxy_result_ = ProxyResult::None;
     // expect_proxy's: where a PROXY command's source address goes.
     sockaddr_storage *proxy_peer_ = nullptr;
     socklen_t *proxy_peer_len_ = nullptr;

@@ -15,7 +15,7 @@ void Conn::expect_proxy(sockaddr_storage *peer, socklen_t *peer_len, bool truste
     if (!trusted) {
         // Counted now (a silent one is closed at the deadline, not answered).
         flags_ |= kProxyUntrusted;
-        counters_.proxy_untrusted++;
+        proxy_result_ = ProxyResult::Untrusted;
     }
     proxy_peer_ = peer;
     proxy_peer_len_ = peer_len;
@@ -42,24 +42,18 @@ bool Conn::proxy_step() {
         return false;
     flags_ &= static_cast<uint16_t>(~kProxyWait);
     if (r.status == proxy::Status::Error) {
-        switch (r.cause) {
-        case proxy::Cause::Missing:
-            counters_.proxy_missing++;
-            break;
-        case proxy::Cause::Oversized:
-            counters_.proxy_oversized++;
-            break;
-        default: // malformed, or a v2 checksum that does not match
-            counters_.proxy_malformed++;
-            break;
-        }
+        // (A v2 checksum that does not match is malformed too.)
+        proxy_result_ = r.cause == proxy::Cause::Missing     ? ProxyResult::Missing
+                        : r.cause == proxy::Cause::Oversized ? ProxyResult::Oversized
+                                                             : ProxyResult::Malformed;
         refuse(400, WEIR_CLOSE_PROXY, false);
         return false;
     }
-    (h.version == 1 ? counters_.proxy_v1 : counters_.proxy_v2)++;
     if (h.keep_peer)
-        counters_.proxy_local++;
-    else if (proxy_peer_ && proxy_peer_len_) {
+        proxy_result_ = h.version == 1 ? ProxyResult::V1Local : ProxyResult::V2Local;
+    else
+        proxy_result_ = h.version == 1 ? ProxyResult::V1 : ProxyResult::V2;
+    if (!h.keep_peer && proxy_peer_ && proxy_peer_len_) {
         *proxy_peer_ = h.src;
         *proxy_peer_len_ = h.src_len;
     }
@@ -74,7 +68,7 @@ void Conn::expire_proxy() {
         return;
     flags_ &= static_cast<uint16_t>(~kProxyWait);
     if (!(flags_ & kProxyUntrusted))
-        counters_.proxy_timeouts++;
+        proxy_result_ = ProxyResult::Timeout; // an untrusted one stays counted as such
     if (!(flags_ & kProxyBytes) || !st_ || (flags_ & (kClosing | kNoMore | kDead))) {
         close(WEIR_CLOSE_PROXY); // nothing came: nothing to answer
         return;

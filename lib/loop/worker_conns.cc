@@ -87,15 +87,47 @@ void Worker::fold(Slot &s) {
     metrics.add(M_RESPONSES, c.responses - s.folded.responses);
     metrics.add(M_PARSE_ERRORS, c.parse_errors - s.folded.parse_errors);
     metrics.add(M_CONTINUES_SENT, c.continues_sent - s.folded.continues_sent);
-    metrics.add(M_PROXY_V1, c.proxy_v1 - s.folded.proxy_v1);
-    metrics.add(M_PROXY_V2, c.proxy_v2 - s.folded.proxy_v2);
-    metrics.add(M_PROXY_LOCAL, c.proxy_local - s.folded.proxy_local);
-    metrics.add(M_PROXY_MISSING, c.proxy_missing - s.folded.proxy_missing);
-    metrics.add(M_PROXY_MALFORMED, c.proxy_malformed - s.folded.proxy_malformed);
-    metrics.add(M_PROXY_UNTRUSTED, c.proxy_untrusted - s.folded.proxy_untrusted);
-    metrics.add(M_PROXY_OVERSIZED, c.proxy_oversized - s.folded.proxy_oversized);
-    metrics.add(M_PROXY_TIMEOUTS, c.proxy_timeouts - s.folded.proxy_timeouts);
     s.folded = c;
+    if (s.conn().proxy_result() != s.proxy_counted)
+        count_proxy(s);
+}
+
+// The PROXY header's outcome, once a connection (it changes at most once).
+void Worker::count_proxy(Slot &s) {
+    using R = Conn::ProxyResult;
+    R r = s.conn().proxy_result();
+    s.proxy_counted = r;
+    switch (r) {
+    case R::V1Local:
+        metrics.add(M_PROXY_LOCAL);
+        [[fallthrough]];
+    case R::V1:
+        metrics.add(M_PROXY_V1);
+        break;
+    case R::V2Local:
+        metrics.add(M_PROXY_LOCAL);
+        [[fallthrough]];
+    case R::V2:
+        metrics.add(M_PROXY_V2);
+        break;
+    case R::Missing:
+        metrics.add(M_PROXY_MISSING);
+        break;
+    case R::Malformed:
+        metrics.add(M_PROXY_MALFORMED);
+        break;
+    case R::Untrusted:
+        metrics.add(M_PROXY_UNTRUSTED);
+        break;
+    case R::Oversized:
+        metrics.add(M_PROXY_OVERSIZED);
+        break;
+    case R::Timeout:
+        metrics.add(M_PROXY_TIMEOUTS);
+        break;
+    case R::None:
+        break;
+    }
 }
 
 // Every connection enters here, whatever brought it: an accept (an image
@@ -140,6 +172,7 @@ void Worker::admit(ConnImage &img) {
     s.upgrade_handle = 0;
     s.body_handle = 0;
     s.answered = false;
+    s.proxy_counted = Conn::ProxyResult::None;
     s.peer = img.peer;
     s.peer_len = img.peer_len;
     s.live_prev = nullptr;
@@ -150,7 +183,6 @@ void Worker::admit(ConnImage &img) {
     live_count_++;
     metrics.add(M_CONNECTIONS_OPEN);
     // The image's counts were its source's; what its bytes parse to here is ours.
-    s.folded = Conn::Counters{};
     s.folded.requests = img.requests;
     s.folded.responses = img.responses;
     s.folded.parse_errors = img.parse_errors;

@@ -84,7 +84,7 @@ void test_conn_proxy_byte_by_byte(void **) {
     assert_non_null(c.take_request());
     assert_non_null(c.take_request());
     assert_int_equal(len, sizeof(sockaddr_in));
-    assert_int_equal(c.counters().proxy_v1, 1);
+    assert_true(c.proxy_result() == Conn::ProxyResult::V1);
 }
 
 // The socket's peer stands for LOCAL.
@@ -99,13 +99,12 @@ void test_conn_proxy_local_keeps_peer(void **) {
     feed(c, proxytext::v2(0x20, 0x00, "") + kReqs);
     assert_int_equal(peer.ss_family, AF_UNIX);
     assert_int_equal(len, 7);
-    assert_int_equal(c.counters().proxy_local, 1);
-    assert_int_equal(c.counters().proxy_v2, 1);
+    assert_true(c.proxy_result() == Conn::ProxyResult::V2Local);
     assert_non_null(c.take_request());
 }
 
 // Refused: a 400, nothing handed out, the close reason and the cause.
-void refused(const std::string &bytes, bool trusted, uint64_t Conn::Counters::*cause) {
+void refused(const std::string &bytes, bool trusted, Conn::ProxyResult cause) {
     ConnSettings s = settings();
     s.proxy_max_bytes = 300;
     ConnPool pool(s);
@@ -119,20 +118,20 @@ void refused(const std::string &bytes, bool trusted, uint64_t Conn::Counters::*c
     assert_true(out.rfind("HTTP/1.1 400 ", 0) == 0);
     assert_true(c.wait() == ConnWait::Done);
     assert_int_equal(c.close_reason(), WEIR_CLOSE_PROXY);
-    assert_int_equal(c.counters().*cause, 1);
+    assert_true(c.proxy_result() == cause);
     assert_int_equal(c.counters().requests, 0);
     assert_int_equal(c.counters().parse_errors, 0);
     assert_int_equal(len, 0);
 }
 
 void test_conn_proxy_refusals(void **) {
-    refused(kReqs, true, &Conn::Counters::proxy_missing);
-    refused("PROXY TCP4 1.2.3.4 5.6.7.8 1 99999\r\n" + kReqs, true, &Conn::Counters::proxy_malformed);
-    refused("PROXY UNKNOWN " + std::string(120, 'x'), true, &Conn::Counters::proxy_oversized);
+    refused(kReqs, true, Conn::ProxyResult::Missing);
+    refused("PROXY TCP4 1.2.3.4 5.6.7.8 1 99999\r\n" + kReqs, true, Conn::ProxyResult::Malformed);
+    refused("PROXY UNKNOWN " + std::string(120, 'x'), true, Conn::ProxyResult::Oversized);
     refused(proxytext::v2(0x21, 0x11, proxytext::v4_block("1.2.3.4", "5.6.7.8", 1, 2),
                           proxytext::tlv(0xE0, std::string(400, 'x'))),
-            true, &Conn::Counters::proxy_oversized);
-    refused(kV1 + kReqs, false, &Conn::Counters::proxy_untrusted);
+            true, Conn::ProxyResult::Oversized);
+    refused(kV1 + kReqs, false, Conn::ProxyResult::Untrusted);
 }
 
 void test_conn_proxy_expiry(void **) {
@@ -148,7 +147,7 @@ void test_conn_proxy_expiry(void **) {
         c.expire_proxy();
         assert_true(drain(c).rfind("HTTP/1.1 408 ", 0) == 0);
         assert_int_equal(c.close_reason(), WEIR_CLOSE_PROXY);
-        assert_int_equal(c.counters().proxy_timeouts, 1);
+        assert_true(c.proxy_result() == Conn::ProxyResult::Timeout);
     }
     {
         Conn c(s, pool, 2); // nothing: closed without a word
@@ -159,7 +158,7 @@ void test_conn_proxy_expiry(void **) {
         assert_true(drain(c).empty());
         assert_true(c.wait() == ConnWait::Done);
         assert_int_equal(c.close_reason(), WEIR_CLOSE_PROXY);
-        assert_int_equal(c.counters().proxy_timeouts, 1);
+        assert_true(c.proxy_result() == Conn::ProxyResult::Timeout);
     }
     {
         Conn c(s, pool, 3); // after the header: the request's own timers
