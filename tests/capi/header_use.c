@@ -161,6 +161,16 @@ int weir_header_use(void) {
     sd_stats.size = (uint32_t)sizeof sd_stats;
     sd_stats.image_error = 0;
     n += (f_listen_systemd != 0) + (f_store_systemd != 0) + (int)sd_stats.size + sd_stats.image_error;
+    /* 0.4: the PROXY protocol (config fields, close reason, counters). */
+    cfg.proxy_protocol = WEIR_PROXY_ON;
+    cfg.proxy_timeout_ms = 5000;
+    cfg.proxy_trusted = "10.0.0.0/8, ::1";
+    cfg.proxy_max_bytes = 4096;
+    metrics.proxy_v1 = metrics.proxy_v2 = metrics.proxy_local = metrics.proxy_missing = 0;
+    metrics.proxy_malformed = metrics.proxy_untrusted = metrics.proxy_oversized = metrics.proxy_timeouts = 0;
+    n += (int)cfg.proxy_protocol + (WEIR_PROXY_OFF == 0) + (WEIR_CLOSE_PROXY != 0) + (int)metrics.proxy_v1 +
+         (int)metrics.proxy_v2 + (int)metrics.proxy_local + (int)metrics.proxy_missing + (int)metrics.proxy_malformed +
+         (int)metrics.proxy_untrusted + (int)metrics.proxy_oversized + (int)metrics.proxy_timeouts;
     answer.ex = exchange;
     answer.status = 200;
     answer.flags = WEIR_RESPOND_CLOSE;
