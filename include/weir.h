@@ -408,7 +408,7 @@ typedef struct weir_config {
                                     dies: a reset, a forced shutdown), so a host
                                     can stop working on them; weir_exchange_gone
                                     then says 1. 0 = off: 0                       */
-    /* The PROXY protocol (0.4; docs/api.md "The PROXY protocol"): weir behind a
+    /* The PROXY protocol (0.4; docs/api.md §5.7): weir behind a
      * load balancer (HAProxy send-proxy / send-proxy-v2, nginx stream, AWS NLB)
      * learns the client's address from a header the balancer sends first. */
     uint32_t proxy_protocol;    /* (0.4) WEIR_PROXY_ON: every accepted connection must
