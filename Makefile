@@ -235,7 +235,7 @@ uninstall:
 FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Ilib
 # Only the pure parts of lib/ (never capi/: lib/ stands on its own); the
 # oracles in fuzz/oracle/ call lib/http1 and lib/conn directly.
-FUZZ_LIB_SRCS := $(filter lib/http1/% lib/conn/% lib/util/% lib/files/%,$(LIB_SRCS))
+FUZZ_LIB_SRCS := $(filter lib/http1/% lib/conn/% lib/proxy/% lib/util/% lib/files/%,$(LIB_SRCS))
 
 FUZZ_HEADERS := $(shell find include lib fuzz/oracle -name '*.h')
 

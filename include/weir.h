@@ -407,9 +407,36 @@ typedef struct weir_config {
                                     client goes (its FIN, or the connection
                                     dies: a reset, a forced shutdown), so a host
                                     can stop working on them; weir_exchange_gone
-                                    then says 1. 0 = off: 0
-                                    (the struct grows after this field)           */
+                                    then says 1. 0 = off: 0                       */
+    /* The PROXY protocol (0.4; docs/api.md §5.8): weir behind a
+     * load balancer (HAProxy send-proxy / send-proxy-v2, nginx stream, AWS NLB)
+     * learns the client's address from a header the balancer sends first. */
+    uint32_t proxy_protocol;    /* (0.4) WEIR_PROXY_ON: every accepted connection must
+                                    begin with a PROXY header, v1 or v2, read before
+                                    its first request; its source address becomes
+                                    the connection's peer (weir_exchange_peer). A
+                                    connection without a valid one is answered 400
+                                    and closed (WEIR_CLOSE_PROXY, counted by cause
+                                    in weir_metrics.proxy_*). WEIR_PROXY_OFF: 0     */
+    uint32_t proxy_timeout_ms;  /* (0.4) the header's own deadline, from the accept:
+                                    past it the connection is answered 408 (part
+                                    of a header came) or closed (nothing came).
+                                    0 = 5000                                        */
+    const char *proxy_trusted;  /* (0.4) the sources allowed to send the header:
+                                    comma-separated IPv4/IPv6 addresses with an
+                                    optional /prefix ("10.0.0.0/8, ::1"), copied by
+                                    weir_engine_create; one that does not parse is
+                                    -EINVAL. A connection from elsewhere is refused
+                                    at its first bytes (400). NULL = any source: NULL */
+    uint32_t proxy_max_bytes;   /* (0.4) the longest v2 header accepted (its TLVs
+                                    included; v1 is 107 bytes by its spec); 232..65551,
+                                    else -EINVAL. 0 = 4096                          */
+    uint32_t reserved_;         /* 0 (the struct grows after this field)          */
 } weir_config;
+
+/* weir_config.proxy_protocol (0.4). */
+#define WEIR_PROXY_OFF 0
+#define WEIR_PROXY_ON 1
 
 /* Sets size and every default listed above (limits NULL: the parser's
  * defaults). Any thread. */
@@ -584,6 +611,10 @@ WEIR_API int weir_worker_own(weir_worker *w, int own);
                                         (weir_stream_abort): closed after what was sent */
 #define WEIR_CLOSE_HANDOVER 19       /* a hot upgrade's deadline closed it, or a listeners-only
                                         handover closed it at its request boundary (0.3) */
+#define WEIR_CLOSE_PROXY 20          /* cfg.proxy_protocol: no valid PROXY header (missing,
+                                        malformed, oversized, late, or from a source not
+                                        in proxy_trusted): answered 400 (408 late), or
+                                        closed when nothing came (0.4)                  */
 #define WEIR_CLOSE_REASONS 32        /* 0.2 made room: 16 in 0.1 */
 
 /* A static name for a close reason ("peer", "bad_request", ...); "unknown"
@@ -653,6 +684,18 @@ typedef struct weir_metrics {
     uint64_t uring_sq_full;          /* SQEs asked for while the SQ was full: the queue
                                         was submitted early (an enter more, nothing
                                         lost; 0 on epoll)                            */
+    /* The PROXY protocol (0.4; cfg.proxy_protocol): headers accepted, and the
+     * connections refused by cause (each closed as WEIR_CLOSE_PROXY). */
+    uint64_t proxy_v1;               /* v1 headers accepted                           */
+    uint64_t proxy_v2;               /* v2 headers accepted                           */
+    uint64_t proxy_local;            /* of those, ones that kept the socket's peer:
+                                        v2 LOCAL, v1 UNKNOWN, AF_UNSPEC, AF_UNIX      */
+    uint64_t proxy_missing;          /* bytes that began with no PROXY signature      */
+    uint64_t proxy_malformed;        /* a signature, then a header the spec refuses
+                                        (v2's CRC32C mismatch included)              */
+    uint64_t proxy_untrusted;        /* connections from outside proxy_trusted        */
+    uint64_t proxy_oversized;        /* v1 past 107 bytes, v2 past proxy_max_bytes    */
+    uint64_t proxy_timeouts;         /* no whole header within proxy_timeout_ms       */
 } weir_metrics;
 
 /* weir_metrics.uring_tier: how the rings run (docs/uring.md). */
@@ -794,8 +837,11 @@ typedef struct weir_request {
  * consumed. The thread that holds ex. */
 WEIR_API const weir_request *weir_exchange_request(weir_exchange *ex);
 
-/* The peer's address. Returns 0, -EINVAL (NULL), WEIR_E_STALE. The thread
- * that holds ex. */
+/* The peer's address: the socket's peer, or, with cfg.proxy_protocol, the
+ * source address the connection's PROXY header gave (a LOCAL command, v1
+ * UNKNOWN, AF_UNSPEC or AF_UNIX keep the socket's peer); a transplant or a
+ * hot upgrade carries it along. Returns 0, -EINVAL (NULL), WEIR_E_STALE. The
+ * thread that holds ex. */
 WEIR_API int weir_exchange_peer(weir_exchange *ex, struct sockaddr_storage *ss, socklen_t *len);
 
 /* weir_respond flags */

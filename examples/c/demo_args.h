@@ -81,6 +81,10 @@ static const char demo_usage[] =
     "                           connections its fd store kept; --addr when none (docs/upgrade-systemd.md)\n"
     "  --fdstore                SIGTERM stores the listeners and connections in systemd's fd store\n"
     "                           ($NOTIFY_SOCKET) before the exit; --handover-deadline-ms bounds it\n"
+    "  --proxy-protocol         every connection begins with a PROXY header (v1 or v2, as HAProxy's\n"
+    "                           send-proxy / send-proxy-v2 send): its source is the peer --app echo shows\n"
+    "  --proxy-trusted CIDRS    sources allowed to send one, e.g. 10.0.0.0/8,::1 (default any)\n"
+    "  --proxy-timeout-ms N     the header's deadline from the accept (default 5000)\n"
     "  --version                print weir's version and exit\n"
     "signals: TERM/INT shut down gracefully; HUP prints metrics; USR1 begins a pause; USR2 resumes\n";
 
@@ -200,6 +204,10 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
             o->adaptive = 1;
             continue;
         }
+        if (!strcmp(f, "--proxy-protocol")) {
+            o->cfg.proxy_protocol = WEIR_PROXY_ON;
+            continue;
+        }
         if (!strcmp(f, "--adaptive-controller")) {
             o->controller = 1;
             continue;
@@ -236,6 +244,8 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
             o->upgrade_socket = v;
         } else if (!strcmp(f, "--take-over")) {
             o->take_over = v;
+        } else if (!strcmp(f, "--proxy-trusted")) {
+            o->cfg.proxy_trusted = v; /* checked by weir_engine_create (copied there) */
         } else if (!strcmp(f, "--static")) {
             o->static_dir = v;
         } else if (!strcmp(f, "--app")) {
@@ -284,6 +294,8 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 u32 = &o->handover.deadline_ms;
             else if (!strcmp(f, "--handover-wait-ms"))
                 u32 = &o->handover.wait_ms;
+            else if (!strcmp(f, "--proxy-timeout-ms"))
+                u32 = &o->cfg.proxy_timeout_ms;
             else if (!strcmp(f, "--write-timeout-ms"))
                 u32 = &o->cfg.write_timeout_ms;
             else if (!strcmp(f, "--stream-body-bytes")) {

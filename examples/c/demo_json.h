@@ -12,10 +12,14 @@
 #ifndef WEIR_DEMO_JSON_H
 #define WEIR_DEMO_JSON_H
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "weir.h"
 
@@ -142,9 +146,26 @@ static void demo_json_base64(demo_buf *b, const void *data, size_t n) {
     b->len = (size_t)(o - b->ptr);
 }
 
-/* The echo app's whole answer body for r. Returns 0, or -1 when memory ran
- * out (b is then freed). */
-static int demo_json_request(demo_buf *b, const weir_request *r) {
+/* ss as "ADDRESS:PORT" ("[ADDRESS]:PORT" for IPv6) into out; "" for a
+ * family without a port (a Unix socket's peer). */
+static void demo_peer_text(const struct sockaddr_storage *ss, char *out, size_t cap) {
+    char a[INET6_ADDRSTRLEN] = "";
+    out[0] = 0;
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *s = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &s->sin_addr, a, sizeof a);
+        snprintf(out, cap, "%s:%u", a, (unsigned)ntohs(s->sin_port));
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)ss;
+        inet_ntop(AF_INET6, &s->sin6_addr, a, sizeof a);
+        snprintf(out, cap, "[%s]:%u", a, (unsigned)ntohs(s->sin6_port));
+    }
+}
+
+/* The echo app's whole answer body for r, whose peer (weir_exchange_peer:
+ * the PROXY header's source with --proxy-protocol) is peer. Returns 0, or
+ * -1 when memory ran out (b is then freed). */
+static int demo_json_request(demo_buf *b, const weir_request *r, const char *peer) {
     demo_buf_puts(b, "{\"method\":");
     demo_json_view(b, r->method);
     demo_buf_puts(b, ",\"url\":");
@@ -156,6 +177,8 @@ static int demo_json_request(demo_buf *b, const weir_request *r) {
     demo_json_fields(b, r->trailers, r->trailers ? r->num_trailers : 0);
     demo_buf_puts(b, ",\"body_b64\":");
     demo_json_base64(b, r->body.ptr, r->body.len);
+    demo_buf_puts(b, ",\"peer\":");
+    demo_json_string(b, peer, strlen(peer));
     demo_buf_puts(b, "}");
     if (b->failed) {
         demo_buf_free(b);

@@ -62,6 +62,14 @@ static void demo_print_engine_metrics(const weir_metrics *m) {
     F(close_lingers);
     F(close_linger_cuts);
     F(uring_sq_full);
+    F(proxy_v1);
+    F(proxy_v2);
+    F(proxy_local);
+    F(proxy_missing);
+    F(proxy_malformed);
+    F(proxy_untrusted);
+    F(proxy_oversized);
+    F(proxy_timeouts);
 #undef F
     for (uint32_t i = 0; i < WEIR_CLOSE_REASONS; i++) {
         const char *name = weir_close_reason_name(i);

@@ -5,7 +5,7 @@
  *
  *   weir-demo --addr 127.0.0.1:0 --mode driven --app echo
  *
- * --app echo answers {"method","url","version","headers","trailers","body_b64"}
+ * --app echo answers {"method","url","version","headers","trailers","body_b64","peer"}
  * as ASCII JSON: bytes >= 0x7f in strings are \u00XX escapes of the byte
  * itself (see demo_json.h), so the echo is lossless for any header bytes.
  *
@@ -167,7 +167,13 @@ static void app_hello(weir_exchange *ex, const weir_request *r) {
 
 static void app_echo(weir_exchange *ex, const weir_request *r) {
     demo_buf b = {0};
-    if (demo_json_request(&b, r) != 0) {
+    struct sockaddr_storage ss;
+    socklen_t sl = 0;
+    char peer[INET6_ADDRSTRLEN + 16] = "";
+    memset(&ss, 0, sizeof ss);
+    if (weir_exchange_peer(ex, &ss, &sl) == 0)
+        demo_peer_text(&ss, peer, sizeof peer);
+    if (demo_json_request(&b, r, peer) != 0) {
         weir_respond(ex, 500, k_text, 1, "out of memory\n", 14, 0);
         return;
     }

@@ -327,6 +327,8 @@ ConnWait Conn::wait() const {
         return ConnWait::Output;
     if (wants_close())
         return ConnWait::Done;
+    if (flags_ & kProxyWait)
+        return ConnWait::Proxy;
     if (!(flags_ & kGotBytes))
         return ConnWait::FirstByte;
     if (!st_)

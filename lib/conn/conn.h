@@ -53,6 +53,9 @@ struct ConnSettings {
     // Request bodies of at least this many bytes (and chunked ones, and
     // those that expect 100-continue) are streamed (conn_body.cc); 0: none.
     uint32_t stream_body_bytes = 0;
+    // The PROXY protocol (conn_proxy.cc): the longest v2 header a connection
+    // that owes one may send (v1 is 107 bytes at most whatever this says).
+    uint32_t proxy_max_bytes = 4096;
 };
 
 // One request and, later, its answer. Lives inside its Conn's pooled state;
@@ -90,12 +93,17 @@ enum class ConnWait : uint8_t {
     Body,      // a head is complete, its body is arriving (body timeout, re-armed by reads)
     Handler,   // waiting for the application's answers (no timeout)
     Output,    // output pending and not yet written (write timeout)
+    Proxy,     // its PROXY header has not arrived whole (proxy timeout, from the accept)
     Done,      // nothing left to do or write: close now
 };
 
 // A connection lifted out of its Conn at a request boundary (detach) to be
 // adopted by another worker, engine or backend: everything needed to go on
-// serving it as if it had never moved. The loop fills fd and peer.
+// serving it as if it had never moved. The loop fills fd and peer. peer is
+// the connection's peer as every API sees it: the proxied source once a
+// PROXY header was read (a connection that owes its header is at no
+// boundary: it moves once the header is read, or closes at its deadline),
+// so an adopter never asks for a header again.
 struct ConnImage {
     int fd = -1;
     sockaddr_storage peer{};
@@ -222,6 +230,22 @@ class Conn {
     // closing answer that left a body or requests behind.
     bool peer_sent_more() const;
 
+    // ---- the PROXY protocol (conn_proxy.cc)
+    // A fresh connection's first bytes must be a PROXY header (v1 or v2, at
+    // most settings.proxy_max_bytes); nothing is parsed as HTTP before it.
+    // A PROXY command's source address is written to *peer and *peer_len
+    // (the loop's: they outlive the Conn); LOCAL, v1 UNKNOWN, AF_UNSPEC and
+    // AF_UNIX leave them alone. trusted false: the source may not send one,
+    // and its first bytes are refused. A refusal (untrusted, missing,
+    // malformed, oversized) is answered 400, then the connection closes with
+    // WEIR_CLOSE_PROXY. Call once, before any byte.
+    void expect_proxy(sockaddr_storage *peer, socklen_t *peer_len, bool trusted);
+    // The header's deadline passed (ConnWait::Proxy): 408 if some of it had
+    // come, else closed without a word; WEIR_CLOSE_PROXY either way.
+    void expire_proxy();
+    // Whether the header is still owed.
+    bool proxy_pending() const;
+
     // ---- timeouts
     // The header deadline or the body's wait passed: a request that had
     // started is answered 408 (then the connection closes with reason:
@@ -284,6 +308,22 @@ class Conn {
         uint64_t continues_sent = 0;
     };
     const Counters &counters() const { return counters_; }
+    // What became of the connection's PROXY header (conn_proxy.cc): one
+    // outcome a connection, set once, so the loop counts it by comparing
+    // one byte rather than folding counters at every settle.
+    enum class ProxyResult : uint8_t {
+        None,      // none owed, or not decided yet
+        V1,        // a v1 header gave the peer
+        V2,        // a v2 header gave the peer
+        V1Local,   // v1 UNKNOWN: the socket's peer stands
+        V2Local,   // v2 LOCAL, AF_UNSPEC, AF_UNIX: the socket's peer stands
+        Missing,   // refused: no signature
+        Malformed, // refused: the spec says no (a CRC32C mismatch included)
+        Untrusted, // refused: its source is not in proxy_trusted
+        Oversized, // refused: too long
+        Timeout,   // not whole by the deadline
+    };
+    ProxyResult proxy_result() const { return proxy_result_; }
 
     struct State; // pooled: buffers, exchange ring, header arrays, output
 
@@ -319,6 +359,7 @@ class Conn {
     void check_output_limit();
     void relocate(char *nb, size_t ncap, size_t start);
     void release_if_idle();
+    bool proxy_step(); // conn_proxy.cc: false while the header is owed or was refused
     const ConnSettings &settings_;
     ConnPool &pool_;
     State *st_ = nullptr;
@@ -326,6 +367,10 @@ class Conn {
     Counters counters_{};
     uint32_t close_reason_ = 0;
     uint16_t flags_ = 0;
+    ProxyResult proxy_result_ = ProxyResult::None;
+    // expect_proxy's: where a PROXY command's source address goes.
+    sockaddr_storage *proxy_peer_ = nullptr;
+    socklen_t *proxy_peer_len_ = nullptr;
 };
 
 template <class F> void Conn::each_taken(F &&f) {

@@ -22,7 +22,9 @@ void Conn::unhold() {
 
 bool Conn::detachable() const {
     // An upgrade in progress is no request boundary: what follows may not be HTTP.
-    if (flags_ & (kClosing | kNoMore | kDead | kLentIn | kLentOut | kUpgradeWait | kUpgraded))
+    // A connection that owes its PROXY header is no boundary either: its
+    // peer is not known yet (it moves once the header is read).
+    if (flags_ & (kClosing | kNoMore | kDead | kLentIn | kLentOut | kUpgradeWait | kUpgraded | kProxyWait))
         return false;
     if (!st_)
         return true;

@@ -153,7 +153,9 @@ void Conn::on_read(size_t n) {
         release_if_idle();
         return;
     }
-    flags_ |= kGotBytes;
+    // Header bytes are not the first byte of a request: the header timeout
+    // counts from the header's end (conn_proxy.cc sets kGotBytes then).
+    flags_ |= (flags_ & kProxyWait) ? kProxyBytes : kGotBytes;
     st_->end += n;
     if (st_->end > st_->cap)
         st_->end = st_->cap; // defensive: a backend bug must not turn into an overflow
@@ -180,6 +182,8 @@ size_t Conn::take_bytes(const char *p, size_t n) {
 void Conn::parse() {
     State &s = *st_;
     const weir_http1_limits &lim = settings_.limits;
+    if ((flags_ & kProxyWait) && !proxy_step())
+        return;
     while (!(flags_ & (kClosing | kNoMore | kDead))) {
         if (s.phase == kBodyStream)
             return; // the host reads the body; what follows it waits

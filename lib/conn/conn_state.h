@@ -46,6 +46,9 @@ enum ConnFlag : uint16_t {
     kUpgradeWait = 1024, // an Upgrade request waits for its answer: what follows may not be HTTP
     kUpgraded = 2048,    // it was answered 101: the connection leaves at its boundary
     kLentFile = 4096,    // with kLentOut: the lend is a file range (output_file), not bytes
+    kProxyWait = 8192,       // its PROXY header is owed: nothing is HTTP yet (conn_proxy.cc)
+    kProxyBytes = 16384,     // some of the header came (a timeout answers 408, not silence)
+    kProxyUntrusted = 32768, // its source may not send one: refused at its first bytes
 };
 
 // Bodies need room for their head too; the head is bounded by the parser limits.

@@ -30,6 +30,10 @@ void config_defaults(weir_config *cfg) {
     cfg->handler_timeout_ms = 0;
     cfg->stream_window_bytes = 0; // 256 KiB, or max_output_bytes when smaller (engine.cc)
     cfg->limits = nullptr;
+    cfg->proxy_protocol = WEIR_PROXY_OFF;
+    cfg->proxy_timeout_ms = 5000;
+    cfg->proxy_trusted = nullptr;
+    cfg->proxy_max_bytes = 4096;
 }
 
 bool config_resolve(const weir_config *in, weir_config *out) {
@@ -58,6 +62,10 @@ bool config_resolve(const weir_config *in, weir_config *out) {
         c.max_connections = d.max_connections;
     if (c.max_pipeline == 0)
         c.max_pipeline = d.max_pipeline;
+    if (c.proxy_timeout_ms == 0)
+        c.proxy_timeout_ms = d.proxy_timeout_ms;
+    if (c.proxy_max_bytes == 0)
+        c.proxy_max_bytes = d.proxy_max_bytes;
     return true;
 }
 

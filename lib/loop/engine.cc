@@ -13,6 +13,7 @@
 
 #include "http1/parser.h"
 #include "loop/config.h"
+#include "proxy/proxy.h"
 #include "util/sized.h"
 
 namespace weir {
@@ -62,6 +63,19 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
         return -EINVAL;
     e->settings_.stream_window = c.stream_window_bytes;
     e->settings_.stream_body_bytes = c.stream_body_bytes;
+    // The PROXY protocol: the list copied (cfg_ never points at the caller's
+    // memory) and parsed once, for every accept.
+    if (c.proxy_protocol != WEIR_PROXY_OFF && c.proxy_protocol != WEIR_PROXY_ON)
+        return -EINVAL;
+    if (c.proxy_max_bytes < proxy::kV2Fixed + proxy::kV2UnixBlock || c.proxy_max_bytes > proxy::kV2Max)
+        return -EINVAL;
+    if (!e->proxy_trust_.parse(c.proxy_trusted))
+        return -EINVAL;
+    if (c.proxy_trusted) {
+        e->proxy_trusted_ = c.proxy_trusted;
+        c.proxy_trusted = e->proxy_trusted_.c_str();
+    }
+    e->settings_.proxy_max_bytes = c.proxy_max_bytes;
     for (uint32_t i = 0; i < n; i++) {
         std::unique_ptr<Port> port;
         int prc = factory(c.backend, &port);

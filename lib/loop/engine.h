@@ -18,6 +18,7 @@
 #include "loop/port.h"
 #include "loop/reaper.h"
 #include "loop/worker.h"
+#include "proxy/trust.h"
 #include "weir.h"
 
 namespace weir {
@@ -86,6 +87,8 @@ class Engine {
     // For workers.
     const weir_config &cfg() const { return cfg_; }
     const ConnSettings &settings() const { return settings_; }
+    // cfg.proxy_trusted, parsed at create (any thread: read-only since).
+    const proxy::TrustList &proxy_trust() const { return proxy_trust_; }
     bool stopping() const { return stopping_.load(std::memory_order_acquire); }
     int64_t grace_deadline_ms() const { return grace_deadline_ms_.load(std::memory_order_acquire); }
     uint64_t next_conn_id() { return next_id_.fetch_add(1, std::memory_order_relaxed) + 1; }
@@ -109,6 +112,8 @@ class Engine {
     Engine() = default;
     weir_config cfg_{};
     std::string host_;
+    std::string proxy_trusted_; // cfg_.proxy_trusted points here (or is NULL)
+    proxy::TrustList proxy_trust_;
     ConnSettings settings_{};
     std::vector<std::unique_ptr<Worker>> workers_;
     std::vector<std::thread> threads_;

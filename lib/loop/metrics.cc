@@ -52,6 +52,14 @@ void metrics_sum(const WorkerMetrics *const *workers, uint32_t n, weir_metrics *
     full.transplant_detached = s[M_TRANSPLANT_DETACHED];
     full.transplant_received = s[M_TRANSPLANT_RECEIVED];
     full.uring_sq_full = s[M_URING_SQ_FULL];
+    full.proxy_v1 = s[M_PROXY_V1];
+    full.proxy_v2 = s[M_PROXY_V2];
+    full.proxy_local = s[M_PROXY_LOCAL];
+    full.proxy_missing = s[M_PROXY_MISSING];
+    full.proxy_malformed = s[M_PROXY_MALFORMED];
+    full.proxy_untrusted = s[M_PROXY_UNTRUSTED];
+    full.proxy_oversized = s[M_PROXY_OVERSIZED];
+    full.proxy_timeouts = s[M_PROXY_TIMEOUTS];
     for (uint32_t r = 0; r < WEIR_CLOSE_REASONS; r++)
         full.closes[r] = s[M_CLOSES + r];
     size_t len = out->size < sizeof full ? out->size : sizeof full;

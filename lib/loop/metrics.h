@@ -43,6 +43,15 @@ enum Metric : uint32_t {
     M_TRANSPLANT_DETACHED,
     M_TRANSPLANT_RECEIVED,
     M_URING_SQ_FULL,
+    // The PROXY protocol (conn_proxy.cc's counts, folded per connection).
+    M_PROXY_V1,
+    M_PROXY_V2,
+    M_PROXY_LOCAL,
+    M_PROXY_MISSING,
+    M_PROXY_MALFORMED,
+    M_PROXY_UNTRUSTED,
+    M_PROXY_OVERSIZED,
+    M_PROXY_TIMEOUTS,
     M_CLOSES, // WEIR_CLOSE_REASONS entries follow
     M_COUNT = M_CLOSES + WEIR_CLOSE_REASONS,
 };

@@ -14,7 +14,7 @@
 
 namespace weir {
 
-enum class TimerKind : uint8_t { None = 0, Idle, Head, Body, Output, Handler, Count };
+enum class TimerKind : uint8_t { None = 0, Idle, Head, Body, Output, Handler, Proxy, Count };
 
 struct TimerNode {
     TimerNode *prev = nullptr;

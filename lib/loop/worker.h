@@ -108,6 +108,7 @@ struct Slot {
     std::atomic<bool> gone{false}; // fd closed: foreign answers are dropped
     std::atomic<bool> peer_left{false}; // the peer's FIN (or a read error) came: weir_exchange_gone
     bool gone_reported = false;    // cfg.report_gone: what was out has been handed back
+    Conn::ProxyResult proxy_counted = Conn::ProxyResult::None; // the PROXY outcome metrics hold (fold)
     TimerNode timer;
     Slot *next_dirty = nullptr;
     Slot *prev_dirty = nullptr;
@@ -329,6 +330,7 @@ class Worker final : public ImageSink {
     void leave(Slot &s, ImageNode *n, ImageSink *to);
     void hand_over(Slot &s);
     void fold(Slot &s);
+    void count_proxy(Slot &s);
     Slot *alloc_slot();
     void free_slot(Slot &s);
     void free_if_spent(Slot &s);

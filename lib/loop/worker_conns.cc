@@ -22,7 +22,7 @@ namespace {
 // read rather than destroyed by a reset.
 bool lingering(uint32_t reason) {
     return reason == WEIR_CLOSE_BAD_REQUEST || reason == WEIR_CLOSE_HEADER_TIMEOUT ||
-           reason == WEIR_CLOSE_BODY_TIMEOUT || reason == WEIR_CLOSE_SILENT;
+           reason == WEIR_CLOSE_BODY_TIMEOUT || reason == WEIR_CLOSE_SILENT || reason == WEIR_CLOSE_PROXY;
 }
 
 // Closes the server chose after a complete answer: the peer may have sent
@@ -88,6 +88,46 @@ void Worker::fold(Slot &s) {
     metrics.add(M_PARSE_ERRORS, c.parse_errors - s.folded.parse_errors);
     metrics.add(M_CONTINUES_SENT, c.continues_sent - s.folded.continues_sent);
     s.folded = c;
+    if (s.conn().proxy_result() != s.proxy_counted)
+        count_proxy(s);
+}
+
+// The PROXY header's outcome, once a connection (it changes at most once).
+void Worker::count_proxy(Slot &s) {
+    using R = Conn::ProxyResult;
+    R r = s.conn().proxy_result();
+    s.proxy_counted = r;
+    switch (r) {
+    case R::V1Local:
+        metrics.add(M_PROXY_LOCAL);
+        [[fallthrough]];
+    case R::V1:
+        metrics.add(M_PROXY_V1);
+        break;
+    case R::V2Local:
+        metrics.add(M_PROXY_LOCAL);
+        [[fallthrough]];
+    case R::V2:
+        metrics.add(M_PROXY_V2);
+        break;
+    case R::Missing:
+        metrics.add(M_PROXY_MISSING);
+        break;
+    case R::Malformed:
+        metrics.add(M_PROXY_MALFORMED);
+        break;
+    case R::Untrusted:
+        metrics.add(M_PROXY_UNTRUSTED);
+        break;
+    case R::Oversized:
+        metrics.add(M_PROXY_OVERSIZED);
+        break;
+    case R::Timeout:
+        metrics.add(M_PROXY_TIMEOUTS);
+        break;
+    case R::None:
+        break;
+    }
 }
 
 // Every connection enters here, whatever brought it: an accept (an image
@@ -95,6 +135,10 @@ void Worker::fold(Slot &s) {
 // image with its counters and unread bytes. The image's fd is the slot's
 // from here on.
 void Worker::admit(ConnImage &img) {
+    // A new connection (an accept or a sibling's hand-off: no id yet) owes
+    // its PROXY header; a moved one read it where it was (its image's peer
+    // is the proxied one), or came from an engine that asks for none.
+    bool owes_proxy = img.id == 0 && engine_.cfg().proxy_protocol == WEIR_PROXY_ON;
     int fd = img.fd;
     img.fd = -1;
     if (nodelay_) { // socket options are the adopter's: re-applied whatever the source set
@@ -128,6 +172,7 @@ void Worker::admit(ConnImage &img) {
     s.upgrade_handle = 0;
     s.body_handle = 0;
     s.answered = false;
+    s.proxy_counted = Conn::ProxyResult::None;
     s.peer = img.peer;
     s.peer_len = img.peer_len;
     s.live_prev = nullptr;
@@ -143,6 +188,16 @@ void Worker::admit(ConnImage &img) {
     s.folded.parse_errors = img.parse_errors;
     s.folded.continues_sent = img.continues_sent;
     Conn &c = s.conn();
+    if (owes_proxy && s.peer_len == 0 && !engine_.proxy_trust().any()) {
+        // Reset before its address could be asked (a multishot accept gives
+        // none; getpeername then finds ENOTCONN): no source to judge, and no
+        // answer could reach it. Not counted as untrusted: it may have been
+        // a trusted balancer's health check that sent LOCAL and reset.
+        c.close(WEIR_CLOSE_PEER);
+    } else if (owes_proxy) {
+        c.expect_proxy(&s.peer, &s.peer_len,
+                       engine_.proxy_trust().trusts(reinterpret_cast<const sockaddr *>(&s.peer), s.peer_len));
+    }
     if (!c.adopt(img))
         log_once(LOG_NO_MEMORY, "out of memory for an adopted connection's bytes; connection closed");
     if (detach_to_)

@@ -29,6 +29,8 @@ TimerKind timer_for(ConnWait w) {
         return TimerKind::Output;
     case ConnWait::Handler:
         return TimerKind::Handler;
+    case ConnWait::Proxy: // one deadline from the accept to the PROXY header's end
+        return TimerKind::Proxy;
     default:
         return TimerKind::None;
     }
@@ -175,6 +177,11 @@ void Worker::expire_timers() {
             // This pass's events moved the connection on (its head completed,
             // its output drained, its next request began) before its settle
             // re-armed the timer: the deadline was met, settle arms the next.
+            mark_dirty(s);
+            continue;
+        }
+        if (k == TimerKind::Proxy) {
+            s.conn().expire_proxy(); // 408 for part of a header, silence for none
             mark_dirty(s);
             continue;
         }

@@ -67,7 +67,8 @@
     X(WEIR_CLOSE_UPGRADED, "upgraded")                                                                         \
     X(WEIR_CLOSE_BODY_UNREAD, "body_unread")                                                                   \
     X(WEIR_CLOSE_ABORTED, "aborted")                                                                           \
-    X(WEIR_CLOSE_HANDOVER, "handover")
+    X(WEIR_CLOSE_HANDOVER, "handover")                                                                         \
+    X(WEIR_CLOSE_PROXY, "proxy")
 
 namespace weir {
 

@@ -175,6 +175,16 @@ int weir_header_use(void) {
     n += (f_serve_file != 0) + (f_file_options_init != 0) + (f_content_type != 0) + (int)fopts.size +
          (int)fopts.flags + (int)fopts.num_headers + (int)fopts.respond_flags + (fopts.content_type != 0) +
          (fopts.headers != 0);
+    /* 0.4: the PROXY protocol (config fields, close reason, counters). */
+    cfg.proxy_protocol = WEIR_PROXY_ON;
+    cfg.proxy_timeout_ms = 5000;
+    cfg.proxy_trusted = "10.0.0.0/8, ::1";
+    cfg.proxy_max_bytes = 4096;
+    metrics.proxy_v1 = metrics.proxy_v2 = metrics.proxy_local = metrics.proxy_missing = 0;
+    metrics.proxy_malformed = metrics.proxy_untrusted = metrics.proxy_oversized = metrics.proxy_timeouts = 0;
+    n += (int)cfg.proxy_protocol + (WEIR_PROXY_OFF == 0) + (WEIR_CLOSE_PROXY != 0) + (int)metrics.proxy_v1 +
+         (int)metrics.proxy_v2 + (int)metrics.proxy_local + (int)metrics.proxy_missing + (int)metrics.proxy_malformed +
+         (int)metrics.proxy_untrusted + (int)metrics.proxy_oversized + (int)metrics.proxy_timeouts;
     answer.ex = exchange;
     answer.status = 200;
     answer.flags = WEIR_RESPOND_CLOSE;

@@ -8,9 +8,14 @@ import sys
 PORT = int(sys.argv[1])
 
 
+LAST_PEER = None  # the client address of the last exchange, as weir-demo should report it
+
+
 def exchange(raw):
     """Sends raw, reads one response (Content-Length framed); returns (status, headers, body)."""
+    global LAST_PEER
     with socket.create_connection(("127.0.0.1", PORT), timeout=10) as s:
+        LAST_PEER = "%s:%d" % s.getsockname()[:2]
         s.sendall(raw)
         data = b""
         while b"\r\n\r\n" not in data:
@@ -61,7 +66,8 @@ odd = [as_bytes(v) for n, v in j["headers"] if n == "X-Odd"]
 check(odd == [b'caf\xe9 "q" \\ end'], "X-Odd header bytes", j)
 check(j["trailers"] == [["X-Sum", "42"], ["X-Other", "a b"]], "trailers", j)
 check(base64.b64decode(j["body_b64"]) == b"hello world", "body", j)
-check(list(j.keys()) == ["method", "url", "version", "headers", "trailers", "body_b64"], "key order", j)
+check(list(j.keys()) == ["method", "url", "version", "headers", "trailers", "body_b64", "peer"], "key order", j)
+check(j["peer"] == LAST_PEER, "peer is the client's ADDRESS:PORT (%s)" % LAST_PEER, j)
 
 # 2. Content-Length body with every byte value (base64 of a binary body)
 blob = bytes(range(256)) * 3 + b"x"

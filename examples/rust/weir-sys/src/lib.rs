@@ -207,7 +207,17 @@ pub struct weir_config {
     pub stream_window_bytes: u32,
     pub stream_body_bytes: u32,
     pub report_gone: u32,
+    // The PROXY protocol (0.4).
+    pub proxy_protocol: u32,
+    pub proxy_timeout_ms: u32,
+    pub proxy_trusted: *const c_char,
+    pub proxy_max_bytes: u32,
+    pub reserved_: u32,
 }
+
+/// weir_config.proxy_protocol (0.4).
+pub const WEIR_PROXY_OFF: u32 = 0;
+pub const WEIR_PROXY_ON: u32 = 1;
 
 pub const WEIR_CLOSE_PEER: u32 = 0;
 pub const WEIR_CLOSE_NOT_KEEP_ALIVE: u32 = 1;
@@ -229,6 +239,7 @@ pub const WEIR_CLOSE_UPGRADED: u32 = 16;
 pub const WEIR_CLOSE_BODY_UNREAD: u32 = 17;
 pub const WEIR_CLOSE_ABORTED: u32 = 18;
 pub const WEIR_CLOSE_HANDOVER: u32 = 19;
+pub const WEIR_CLOSE_PROXY: u32 = 20;
 pub const WEIR_CLOSE_REASONS: usize = 32;
 
 #[repr(C)]
@@ -279,6 +290,15 @@ pub struct weir_metrics {
     pub close_lingers: u64,
     pub close_linger_cuts: u64,
     pub uring_sq_full: u64,
+    // The PROXY protocol (0.4).
+    pub proxy_v1: u64,
+    pub proxy_v2: u64,
+    pub proxy_local: u64,
+    pub proxy_missing: u64,
+    pub proxy_malformed: u64,
+    pub proxy_untrusted: u64,
+    pub proxy_oversized: u64,
+    pub proxy_timeouts: u64,
 }
 
 #[repr(C)]

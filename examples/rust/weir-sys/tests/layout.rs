@@ -68,7 +68,8 @@ fn field_offsets_match_the_header() {
         weir_config { size, port, host, backend, workers, mode, accept_batch, on_request, user, backlog,
                       defer_accept, linger_ms, tcp_nodelay, read_buffer_size, max_output_bytes, max_connections,
                       max_pipeline, header_timeout_ms, idle_timeout_ms, write_timeout_ms, body_timeout_ms, limits,
-                      log, log_user, handler_timeout_ms, stream_window_bytes, stream_body_bytes, report_gone }
+                      log, log_user, handler_timeout_ms, stream_window_bytes, stream_body_bytes, report_gone,
+                      proxy_protocol, proxy_timeout_ms, proxy_trusted, proxy_max_bytes, reserved_ }
         weir_metrics { size, workers, accepted, accept_batches, accept_owed, accept_resource_errors,
                        accept_other_errors, handoffs, handoffs_owed, connections_open, requests, responses,
                        parse_errors, continues_sent, bytes_in, bytes_out, loop_passes, closes, pause_lingers,
@@ -77,7 +78,8 @@ fn field_offsets_match_the_header() {
                        pause_reopen_errors, backend, uring_tier, uring_probed, uring_used, uring_enters,
                        uring_cq_overflows, uring_nobufs, uring_rearms, transplant_detached,
                        transplant_adopted, transplant_refused, transplant_in_flight, transplant_received, close_lingers,
-                       close_linger_cuts, uring_sq_full }
+                       close_linger_cuts, uring_sq_full, proxy_v1, proxy_v2, proxy_local, proxy_missing,
+                       proxy_malformed, proxy_untrusted, proxy_oversized, proxy_timeouts }
         weir_request { size, version_minor, flags, num_headers, num_trailers, reserved_, method, target, path,
                        query, host, headers, trailers, body, connection_id, body_length }
         weir_answer_t { ex, status, flags, headers, num_headers, body, body_len, result, reserved_ }
@@ -170,6 +172,9 @@ fn constants_match_the_header() {
         WEIR_CLOSE_BODY_UNREAD,
         WEIR_CLOSE_ABORTED,
         WEIR_CLOSE_HANDOVER,
+        WEIR_CLOSE_PROXY,
+        WEIR_PROXY_OFF,
+        WEIR_PROXY_ON,
         WEIR_CLOSE_REASONS,
         WEIR_RESPOND_CLOSE,
         WEIR_LENGTH_UNKNOWN,
