@@ -21,7 +21,7 @@
 # binary; fuzz/*.cc one fuzzer each.
 
 VERSION_MAJOR := 0
-VERSION_MINOR := 3
+VERSION_MINOR := 4
 VERSION_PATCH := 0
 VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 

@@ -84,7 +84,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define WEIR_VERSION_MAJOR 0
-#define WEIR_VERSION_MINOR 3
+#define WEIR_VERSION_MINOR 4
 #define WEIR_VERSION_PATCH 0
 #define WEIR_VERSION_HEX ((WEIR_VERSION_MAJOR << 16) | (WEIR_VERSION_MINOR << 8) | WEIR_VERSION_PATCH)
 

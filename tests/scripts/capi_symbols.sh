@@ -6,7 +6,7 @@
 # capi/weir.map names every function (no pattern in a global: list, which
 # would put a new function silently into an old node), each in one node, and
 # a released node never changes: each node with a tests/capi/weir_X.Y.symbols
-# (WEIR_0.1, WEIR_0.2) must equal it.
+# (WEIR_0.1, WEIR_0.2, WEIR_0.3) must equal it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${B:-build}
