@@ -459,10 +459,16 @@ extern "C" {
     pub fn weir_engine_metrics(e: *mut weir_engine, out: *mut weir_metrics) -> c_int;
     pub fn weir_engine_listen_fds(e: *mut weir_engine, fds: *const c_int, n: usize) -> c_int;
     pub fn weir_handover_offer(
-        e: *mut weir_engine, path: *const c_char, opt: *const weir_handover_options, out: *mut *mut weir_handover,
+        e: *mut weir_engine,
+        path: *const c_char,
+        opt: *const weir_handover_options,
+        out: *mut *mut weir_handover,
     ) -> c_int;
     pub fn weir_handover_take_over(
-        e: *mut weir_engine, path: *const c_char, opt: *const weir_handover_options, out: *mut *mut weir_handover,
+        e: *mut weir_engine,
+        path: *const c_char,
+        opt: *const weir_handover_options,
+        out: *mut *mut weir_handover,
     ) -> c_int;
     pub fn weir_handover_wait(h: *mut weir_handover, timeout_ns: i64) -> c_int;
     pub fn weir_handover_stats_get(h: *const weir_handover, out: *mut weir_handover_stats) -> c_int;

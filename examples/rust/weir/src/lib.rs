@@ -15,6 +15,11 @@
 //! - [`Response::read_body`] reads a request body as it arrives.
 //! - [`Response::file`] and [`Response::file_range`] answer from a file
 //!   (`weir_respond_file`: sendfile or splice, no copy through the process).
+//! - [`Response::serve_file`] answers as a static file server does
+//!   (`weir_serve_file`): weir evaluates the request against the file's
+//!   `ETag` and `Last-Modified` and answers 200, 206, 304, 412, 416 or 405;
+//!   [`FileOptions`] names its `Content-Type` ([`content_type`] picks one by
+//!   extension) and extra fields.
 //! - [`Response::upgrade`] and [`Response::upgrade_raw`] answer an Upgrade
 //!   request (`weir_upgrade*`); once the 101 has left, the connection is the
 //!   host's: an [`Upgraded`] (a `std::net::TcpStream` and the bytes that came
@@ -35,11 +40,13 @@ pub use weir_sys as sys;
 mod addr;
 mod engine;
 mod file;
+mod serve;
 mod stream;
 mod upgrade;
 
 pub use engine::{Builder, Engine};
 pub use file::FileBody;
+pub use serve::{content_type, FileOptions, ServedFile};
 pub use upgrade::{Upgrade, Upgraded};
 
 /// A negative errno or one of weir's own codes (`WEIR_E_*`).
@@ -201,6 +208,9 @@ pub struct Response {
     pub reader: Option<BodyReader>,
     /// A body sent from a file (then `body` is not used); see [`Response::file`].
     pub file: Option<FileBody>,
+    /// A file answered by weir's validators (then `status` and `body` are
+    /// not used); see [`Response::serve_file`].
+    pub served: Option<ServedFile>,
     /// An upgrade (then `status` and `body` are not used); see [`Response::upgrade`].
     pub upgrade: Option<Upgrade>,
 }
@@ -249,6 +259,7 @@ impl Response {
             pieces: None,
             reader: None,
             file: None,
+            served: None,
             upgrade: None,
         }
     }
@@ -333,6 +344,8 @@ unsafe fn answer(ex: *mut sys::weir_exchange, owner: usize, resp: &Response) -> 
         stream::start_stream(ex, resp, pieces)
     } else if let Some(f) = &resp.file {
         file::respond_file(ex, resp, f)
+    } else if let Some(f) = &resp.served {
+        serve::serve_file(ex, resp, f)
     } else {
         respond(ex, resp)
     };
