@@ -6,7 +6,9 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/textproto"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -36,7 +38,16 @@ type httpWriter struct {
 	stream  *Stream         // once the answer streams
 	err     error           // the stream's failure: later writes report it
 	hijack  bool            // Hijack took the connection
+	filed   bool            // ReadFrom answered from a file (nethttp_file.go): the answer is sent
+	chunked bool            // the stream is framed chunked (trailers can follow)
 }
+
+// httpUpgradeWriter is the writer of a request that asked to upgrade: the
+// only one that is an http.Hijacker, since weir can give the connection up
+// only after such a request (hijack.go). Every other request's writer has
+// no Hijack method, so w.(http.Hijacker) fails and
+// http.ResponseController.Hijack returns http.ErrNotSupported.
+type httpUpgradeWriter struct{ *httpWriter }
 
 var httpWriters = sync.Pool{New: func() any { return &httpWriter{} }}
 
@@ -49,6 +60,8 @@ func putHTTPWriter(hw *httpWriter) {
 	hw.stream = nil
 	hw.err = nil
 	hw.hijack = false
+	hw.filed = false
+	hw.chunked = false
 	if hw.buf.Cap() > 64<<10 {
 		hw.buf = bytes.Buffer{}
 	}
@@ -62,7 +75,10 @@ func (hw *httpWriter) WriteHeader(code int) {
 		return
 	}
 	if code >= 100 && code < 200 {
-		return // interim answers: 100 is weir's own, others (103) are not sent
+		if code != 101 && !hw.hijack {
+			hw.interim(code)
+		}
+		return // 101 is a Hijack's to write
 	}
 	if code < 200 || code > 999 {
 		panic("weir: invalid WriteHeader code " + strconv.Itoa(code))
@@ -90,6 +106,9 @@ func (hw *httpWriter) WriteString(s string) (int, error) {
 func (hw *httpWriter) writable() error {
 	if hw.hijack {
 		return http.ErrHijacked
+	}
+	if hw.filed {
+		return http.ErrContentLength // the file was the whole body its Content-Length announced
 	}
 	if hw.status == 0 {
 		hw.WriteHeader(http.StatusOK)
@@ -130,6 +149,9 @@ func (hw *httpWriter) FlushError() error {
 		hw.WriteHeader(http.StatusOK)
 	}
 	hw.flushed = true
+	if hw.filed {
+		return nil // on its way
+	}
 	if !hw.canStream() && hw.w.HandOff() != nil {
 		return nil // not the handler's goroutine: the answer leaves whole at its end
 	}
@@ -145,11 +167,11 @@ func (hw *httpWriter) FlushError() error {
 // answered as usual. A status given with WriteHeader is dropped, as the
 // handler answers on the connection; once the answer has begun streaming it
 // is too late (ErrAnswered). r.Body must not be read after it.
-func (hw *httpWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (hw *httpUpgradeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if hw.hijack {
 		return nil, nil, http.ErrHijacked
 	}
-	if hw.stream != nil {
+	if hw.stream != nil || hw.filed {
 		return nil, nil, ErrAnswered
 	}
 	c, err := hw.w.Hijack()
@@ -170,7 +192,9 @@ func (hw *httpWriter) push() error {
 	if hw.stream == nil {
 		hw.addHeaders()
 		length := LengthUnknown
-		if v := hw.sent.Get("Content-Length"); v != "" {
+		if _, declared := hw.sent["Trailer"]; declared || hw.hasTrailers() {
+			// trailers need chunked framing: the handler's Content-Length yields
+		} else if v := hw.sent.Get("Content-Length"); v != "" {
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
 				length = n // the handler's promise: kept, as net/http keeps it
 			}
@@ -181,6 +205,7 @@ func (hw *httpWriter) push() error {
 			return err
 		}
 		hw.stream = s
+		hw.chunked = length == LengthUnknown
 	}
 	if hw.buf.Len() == 0 {
 		return nil
@@ -213,7 +238,7 @@ func (hw *httpWriter) addHeaders() {
 				}
 			}
 			continue
-		case isReserved(k):
+		case isReserved(k), strings.HasPrefix(k, http.TrailerPrefix):
 			continue
 		}
 		for _, v := range vs {
@@ -228,22 +253,89 @@ func (hw *httpWriter) addHeaders() {
 // stream's rest and its end. A stream short of its Content-Length (or
 // failed) is aborted, so the client sees a cut body, never a whole-looking one.
 func (hw *httpWriter) finish() {
-	if hw.hijack {
-		return // the handler answered on the connection itself
+	if hw.hijack || hw.filed {
+		return // the handler answered on the connection itself, or the file is on its way
 	}
 	if hw.status == 0 {
 		hw.WriteHeader(http.StatusOK)
 	}
-	if hw.stream == nil {
+	tr := hw.trailers()
+	if hw.stream == nil && len(tr) == 0 {
 		hw.addHeaders()
 		_ = hw.w.Respond(hw.status, hw.buf.Bytes())
 		return
 	}
 	if hw.err == nil {
-		_ = hw.push()
+		_ = hw.push() // with trailers, a chunked stream even for a short answer, as net/http's
 	}
-	if hw.err == nil && hw.stream.End() == nil {
+	if hw.err == nil && hw.end(tr) == nil {
 		return
 	}
 	_ = hw.stream.Abort() // ErrStreamOver when the connection already died
+}
+
+// interim sends a 1xx (WriteHeader(103), WriteHeader(100)) at once, with
+// the header map as it is (RFC 8297: the map is not cleared, and the final
+// answer sends it again), minus the fields weir owns, as net/http writes it.
+func (hw *httpWriter) interim(code int) {
+	var kv []string
+	for k, vs := range hw.header {
+		if isReserved(k) || strings.HasPrefix(k, http.TrailerPrefix) || k == "Trailer" {
+			continue
+		}
+		for _, v := range vs {
+			if checkHeader(k, v) == nil {
+				kv = append(kv, k, v)
+			}
+		}
+	}
+	_ = hw.w.Interim(code, kv...)
+}
+
+// hasTrailers: a field set under http.TrailerPrefix.
+func (hw *httpWriter) hasTrailers() bool {
+	for k := range hw.header {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// trailers are the answer's trailer fields as name, value pairs, as net/http
+// sends them: the fields the Trailer header announced (taken from the map at
+// the end), and every field set under http.TrailerPrefix.
+func (hw *httpWriter) trailers() []string {
+	var kv []string
+	add := func(name string, vs []string) {
+		for _, v := range vs {
+			if checkHeader(name, v) == nil {
+				kv = append(kv, name, v)
+			}
+		}
+	}
+	for _, v := range hw.sent["Trailer"] {
+		for _, name := range strings.Split(v, ",") {
+			if name = http.CanonicalHeaderKey(textproto.TrimString(name)); name != "" {
+				add(name, hw.header[name])
+			}
+		}
+	}
+	for k, vs := range hw.header {
+		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok && name != "" {
+			add(name, vs)
+		}
+	}
+	return kv
+}
+
+// end ends the stream with its trailers where its framing can carry them
+// (chunked): a Content-Length, HEAD, 204/304 or HTTP/1.0 answer ends without.
+func (hw *httpWriter) end(tr []string) error {
+	if len(tr) > 0 && hw.chunked {
+		if err := hw.stream.EndTrailers(tr...); !errors.Is(err, syscall.EINVAL) {
+			return err
+		}
+	}
+	return hw.stream.End()
 }
