@@ -141,6 +141,7 @@ func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Requ
 	hw.buf.Reset()
 	hw.flushed = false
 	method := r.Method()
+	hw.head = method == "HEAD"
 
 	// One copy of all header text, then strings over it.
 	size := len(method) + len(r.Target()) + len(r.Host())

@@ -39,6 +39,7 @@ type httpWriter struct {
 	err     error           // the stream's failure: later writes report it
 	hijack  bool            // Hijack took the connection
 	filed   bool            // ReadFrom answered from a file (nethttp_file.go): the answer is sent
+	head    bool            // the request is HEAD
 	chunked bool            // the stream is framed chunked (trailers can follow)
 }
 
@@ -62,6 +63,7 @@ func putHTTPWriter(hw *httpWriter) {
 	hw.hijack = false
 	hw.filed = false
 	hw.chunked = false
+	hw.head = false
 	if hw.buf.Cap() > 64<<10 {
 		hw.buf = bytes.Buffer{}
 	}
@@ -260,7 +262,11 @@ func (hw *httpWriter) finish() {
 		hw.WriteHeader(http.StatusOK)
 	}
 	tr := hw.trailers()
-	if hw.stream == nil && len(tr) == 0 {
+	// A HEAD answer with the handler's Content-Length and no body written
+	// (http.ServeContent's) keeps that length, as net/http's does: a stream
+	// of that length, whose head weir sends alone for HEAD.
+	headLength := hw.head && hw.buf.Len() == 0 && hw.sent.Get("Content-Length") != ""
+	if hw.stream == nil && len(tr) == 0 && !headLength {
 		hw.addHeaders()
 		_ = hw.w.Respond(hw.status, hw.buf.Bytes())
 		return

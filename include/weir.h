@@ -828,8 +828,10 @@ WEIR_API int weir_respond(weir_exchange *ex, int status, const weir_header_t *he
  * headers), e.g. 103 Early Hints with its Link fields. It leaves before
  * ex's final answer and after every answer before ex (pipelined answers
  * keep their order), and ex stays the host's, to answer as usual; several
- * may be sent. A 100 for a request whose streamed body waits for it is
- * that body's 100 Continue (weir sends no other). Nothing is sent to an
+ * may be sent. A 100 for a request whose body streams is that body's 100
+ * Continue, sent once: when the body still waits for it (weir then sends
+ * no other with its first read), else not at all (weir's left with a read,
+ * the body's bytes came anyway, or it was read). Nothing is sent to an
  * HTTP/1.0 client (RFC 9110 15.2), nor when the connection has died (the
  * final answer then learns WEIR_E_GONE); both return 0.
  * Same threads as weir_respond. Returns 0, -EINVAL (status, headers; or the

@@ -41,8 +41,14 @@ int Conn::interim(Exchange *x, int status, const weir_header_t *headers, size_t 
         return -EINVAL; // answered, or its answer began: too late for a 1xx
     if (x->req.version_minor == 0)
         return 0; // RFC 9110 15.2: no 1xx to an HTTP/1.0 client
-    if (status == 100 && sl.body == kBodyOpen && s.phase == kBodyStream && s.body_seq == x->seq) {
-        s.cont_done = true; // this is the 100 the body waits for: weir sends no other
+    if (status == 100 && sl.body != kBodyNone) {
+        // A streamed body's 100 Continue, once: this one when the body
+        // still waits for it (weir then sends no other), else nothing (weir's
+        // went with a read, the bytes came anyway, or the body was read).
+        bool owed = sl.body == kBodyOpen && s.phase == kBodyStream && s.body_seq == x->seq && !s.cont_done;
+        if (!owed)
+            return 0;
+        s.cont_done = true;
         s.cont_pending = false;
     }
     bool ok;

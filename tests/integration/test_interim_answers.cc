@@ -21,8 +21,9 @@ namespace {
 struct Driven {
     Server srv;
     weir_worker *w = nullptr;
-    int start() {
+    int start(uint32_t stream_body_bytes = 0) {
         weir_config c = config(1, WEIR_MODE_DRIVEN, nullptr, nullptr);
+        c.stream_body_bytes = stream_body_bytes;
         int rc = srv.start(c);
         return rc < 0 ? rc : weir_engine_worker(srv.e, 0, &w);
     }
@@ -196,6 +197,49 @@ void test_abort_sends_nothing(void **) {
     assert_true(d.srv.wait_closes(WEIR_CLOSE_ABORTED, 2, 2000) >= 2);
 }
 
+size_t count(const std::string &s, const std::string &what) {
+    size_t n = 0;
+    for (size_t i = s.find(what); i != std::string::npos; i = s.find(what, i + 1))
+        n++;
+    return n;
+}
+
+// A 100 for a request whose body streams and expects 100-continue is that
+// body's 100 Continue, once: given before the first read, weir's read sends
+// no other; given after a read sent weir's, it sends nothing. The control is
+// ContinuesSent (weir's own): 0 in the first arm, 1 in the second.
+void test_interim_100_is_the_continue(void **) {
+    for (int read_first = 0; read_first < 2; read_first++) {
+        Driven d;
+        assert_int_equal(d.start(1), 0);
+        Client c = connect_to(d.srv.port);
+        assert_true(send_all(c, "POST /up HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"));
+        auto got = poll_for(d.w, 1);
+        assert_int_equal(got.size(), 1);
+        char buf[16];
+        if (read_first)
+            assert_int_equal(weir_body_read(got[0], buf, sizeof buf), -EAGAIN); // weir's 100 leaves
+        assert_int_equal(weir_respond_interim(got[0], 100, nullptr, 0), 0);
+        if (!read_first)
+            assert_int_equal(weir_body_read(got[0], buf, sizeof buf), -EAGAIN); // no second one
+        assert_true(pump_until(d.w, c, "100 Continue\r\n\r\n"));
+        assert_true(send_all(c, "hello"));
+        int64_t n = 0;
+        for (int64_t until = now_ms() + 3000; n <= 0 && now_ms() < until;) {
+            weir_exchange *out[4];
+            weir_worker_poll(d.w, out, 4, 10); // the hand-back when the bytes come
+            n = weir_body_read(got[0], buf, sizeof buf);
+        }
+        assert_int_equal(n, 5);
+        assert_int_equal(answer(got[0], 200, "done"), 0);
+        assert_true(pump_until(d.w, c, "done"));
+        print_message("read first %d: %zu 100s on the wire, ContinuesSent %llu\n", read_first,
+                      count(c.buf, "HTTP/1.1 100 Continue"), (unsigned long long)d.srv.metrics().continues_sent);
+        assert_int_equal(count(c.buf, "HTTP/1.1 100 Continue"), 1);
+        assert_int_equal(d.srv.metrics().continues_sent, read_first ? 1 : 0);
+    }
+}
+
 } // namespace
 
 int main() {
@@ -205,6 +249,7 @@ int main() {
         cmocka_unit_test(test_interim_posted_not_overtaken),
         cmocka_unit_test(test_interim_refusals),
         cmocka_unit_test(test_abort_sends_nothing),
+        cmocka_unit_test(test_interim_100_is_the_continue),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
