@@ -72,7 +72,7 @@ type Metrics struct {
 	Posted         uint64 // async answers carried by a worker's cycle (mailbox)
 	Wakes          uint64 // weir_worker_wake crossings (the first posted answer after each cycle; each posted body read)
 	Exchanges      uint64 // exchanges handed to handlers
-	Panics         uint64 // handler panics recovered into a 500 (or an aborted stream)
+	Panics         uint64 // handler panics recovered into a 500 (net/http handlers: no answer; a stream begun: aborted)
 	Goexits        uint64 // handlers that called runtime.Goexit (answered as Unanswered's are)
 	Streams        uint64 // streamed answers begun (ResponseWriter.Stream, net/http Flush)
 	StreamWaits    uint64 // stream writes that waited for the client to make room

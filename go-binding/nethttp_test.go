@@ -287,9 +287,9 @@ func captureLog(t *testing.T) *lockedBuffer {
 
 // The *http.Request and the writer as net/http's server makes them: Host out
 // of the header map, a chunked body's framing and trailer in their fields,
-// the context keys, a Hijacker that refuses a request that did not ask to
-// upgrade (which is then answered as usual), the header map taken at
-// WriteHeader.
+// the context keys, no Hijacker for a request that did not ask to upgrade
+// (ResponseController.Hijack: http.ErrNotSupported; the request is then
+// answered as usual), the header map taken at WriteHeader.
 func TestNetHTTPRequestAsNetHTTPMakesIt(t *testing.T) {
 	type seen struct {
 		hostHeader, te, trailer      []string
