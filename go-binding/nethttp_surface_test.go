@@ -313,7 +313,10 @@ func TestNetHTTPWriteHeader100(t *testing.T) {
 // Trailers as net/http sends them: announced with the Trailer header (the
 // values set after the body), and set under http.TrailerPrefix, on a
 // chunked answer, short (held whole otherwise) or streamed (flushed). The
-// arm without trailers keeps its Content-Length.
+// arm without trailers keeps its Content-Length. A large answer: async, it
+// streams with its trailer; inline (held whole past the stream window, which
+// the worker's goroutine cannot wait on) it is sent whole without it; the
+// arm that must lose, streaming it anyway, cut it at 128 KiB.
 func TestNetHTTPTrailers(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
@@ -324,6 +327,10 @@ func TestNetHTTPTrailers(t *testing.T) {
 					w.Header().Set("Content-Length", "3") // yields: trailers need chunked
 					io.WriteString(w, "abc")
 					w.Header().Set("X-Sum", "294")
+				case "/big":
+					w.Header().Set("Trailer", "X-Sum")
+					w.Write(bytes.Repeat([]byte("z"), 600<<10))
+					w.Header().Set("X-Sum", "big")
 				case "/prefix":
 					io.WriteString(w, "abc")
 					w.(http.Flusher).Flush()
@@ -334,7 +341,7 @@ func TestNetHTTPTrailers(t *testing.T) {
 				}
 			})})
 			cl := httpClient()
-			for _, p := range []string{"/declared", "/prefix", "/plain"} {
+			for _, p := range []string{"/declared", "/prefix", "/plain", "/big"} {
 				resp, err := cl.Get("http://" + addr + p)
 				if err != nil {
 					t.Fatal(err)
@@ -349,6 +356,14 @@ func TestNetHTTPTrailers(t *testing.T) {
 				case "/prefix":
 					if string(b) != "abcdef" || resp.Trailer.Get("X-Late") != "yes" {
 						t.Errorf("%s: %q, trailer %v", p, b, resp.Trailer)
+					}
+				case "/big":
+					want := "big"
+					if m.inline {
+						want = ""
+					}
+					if len(b) != 600<<10 || resp.Trailer.Get("X-Sum") != want {
+						t.Errorf("%s: %d bytes, trailer %v", p, len(b), resp.Trailer)
 					}
 				default:
 					if string(b) != "plain" || resp.ContentLength != 5 || len(resp.Trailer) != 0 {

@@ -262,6 +262,12 @@ func (hw *httpWriter) finish() {
 		hw.WriteHeader(http.StatusOK)
 	}
 	tr := hw.trailers()
+	if len(tr) > 0 && hw.stream == nil && !hw.canStream() && hw.buf.Len() > 2*hw.w.e.st.chunk {
+		// An inline handler's answer held whole past the stream window
+		// cannot go chunked from the worker's goroutine (it would find the
+		// window full and could not wait): sent whole, without its trailers.
+		tr = nil
+	}
 	// A HEAD answer with the handler's Content-Length and no body written
 	// (http.ServeContent's) keeps that length, as net/http's does: a stream
 	// of that length, whose head weir sends alone for HEAD.
