@@ -378,9 +378,8 @@ func TestNetHTTPTrailers(t *testing.T) {
 // The Hijacker is offered only where weir can give the connection up: on a
 // request that asks to upgrade. Any other request's writer is no
 // http.Hijacker and ResponseController.Hijack says http.ErrNotSupported.
-// ResponseController's deadlines and EnableFullDuplex are refused the same
-// way (weir has no per-request deadline, and reads no body once the answer
-// has begun).
+// EnableFullDuplex is refused the same way (weir reads no body once the
+// answer has begun); the deadlines are kept (TestNetHTTPDeadlines).
 func TestNetHTTPControllerRefusals(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
@@ -415,8 +414,7 @@ func TestNetHTTPControllerRefusals(t *testing.T) {
 				t.Error("upgrade request: no Hijacker")
 			}
 			for _, s := range []seen{plain, up} {
-				if !errors.Is(s.read, http.ErrNotSupported) || !errors.Is(s.write, http.ErrNotSupported) ||
-					!errors.Is(s.fullDuplex, http.ErrNotSupported) {
+				if s.read != nil || s.write != nil || !errors.Is(s.fullDuplex, http.ErrNotSupported) {
 					t.Errorf("deadlines %v %v, full duplex %v", s.read, s.write, s.fullDuplex)
 				}
 			}
@@ -485,6 +483,84 @@ func TestNetHTTPServerFields(t *testing.T) {
 			c.send("GET / HTTP/1.1\r\nHost: t\r\nX-Big: " + big[:8192] + "\r\n\r\n")
 			if resp, _ := c.read("GET"); resp.StatusCode != 431 {
 				t.Errorf("MaxHeaderBytes 4096, an 8 KiB field: %d", resp.StatusCode)
+			}
+		})
+	}
+}
+
+// ResponseController deadlines, kept where weir waits for the client. Read:
+// a chunked body's second piece does not come; the read waits past the
+// deadline and fails with os.ErrDeadlineExceeded; with the deadline lifted
+// the next read goes on where the body is (no byte lost, the read that
+// outlived its deadline delivers them). Write: a streaming answer to a client
+// that reads nothing; the write that waits for room fails with
+// os.ErrDeadlineExceeded in bounded time and the answer is cut. Both modes
+// (inline: the read and the flush hand the worker off first).
+func TestNetHTTPDeadlines(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			more := make(chan struct{})
+			type result struct {
+				body    string
+				timeout error
+				waited  time.Duration
+			}
+			res := make(chan result, 1)
+			werr := make(chan result, 1)
+			_, addr := start(t, Config{Inline: m.inline, HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				rc := http.NewResponseController(w)
+				if r.URL.Path == "/write" {
+					rc.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
+					rc.Flush()
+					t0 := time.Now()
+					piece := bytes.Repeat([]byte("w"), 64<<10)
+					var err error
+					for i := 0; i < 1024 && err == nil; i++ {
+						_, err = w.Write(piece)
+					}
+					werr <- result{timeout: err, waited: time.Since(t0)}
+					return
+				}
+				var got result
+				buf := make([]byte, 64)
+				n, _ := r.Body.Read(buf)
+				got.body = string(buf[:n])
+				rc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+				t0 := time.Now()
+				_, got.timeout = r.Body.Read(buf)
+				got.waited = time.Since(t0)
+				rc.SetReadDeadline(time.Time{})
+				close(more)
+				rest, _ := io.ReadAll(r.Body)
+				got.body += string(rest)
+				res <- got
+				io.WriteString(w, got.body)
+			})})
+			c := dial(t, addr)
+			c.send("POST /read HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n")
+			select {
+			case <-more:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the read did not give up at its deadline")
+			}
+			c.send("3\r\ndef\r\n0\r\n\r\n")
+			got := <-res
+			if !errors.Is(got.timeout, os.ErrDeadlineExceeded) || got.waited < 250*time.Millisecond || got.waited > 3*time.Second {
+				t.Errorf("read past the deadline: %v after %v", got.timeout, got.waited)
+			}
+			if resp, body := c.read("POST"); resp.StatusCode != 200 || body != "abcdef" || got.body != "abcdef" {
+				t.Errorf("after the deadline: %d %q (handler read %q)", resp.StatusCode, body, got.body)
+			}
+
+			w := dial(t, addr)
+			w.send(get("/write")) // and read nothing
+			select {
+			case got := <-werr:
+				if !errors.Is(got.timeout, os.ErrDeadlineExceeded) || got.waited > 5*time.Second {
+					t.Errorf("write past the deadline: %v after %v", got.timeout, got.waited)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the write did not give up at its deadline")
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // The net/http adapter's http.ResponseWriter (see ServeHTTP for what it
@@ -40,6 +41,7 @@ type httpWriter struct {
 	hijack  bool            // Hijack took the connection
 	filed   bool            // ReadFrom answered from a file (nethttp_file.go): the answer is sent
 	head    bool            // the request is HEAD
+	wdl     time.Time       // SetWriteDeadline's, given to the stream when it begins
 	chunked bool            // the stream is framed chunked (trailers can follow)
 }
 
@@ -64,6 +66,7 @@ func putHTTPWriter(hw *httpWriter) {
 	hw.filed = false
 	hw.chunked = false
 	hw.head = false
+	hw.wdl = time.Time{}
 	if hw.buf.Cap() > 64<<10 {
 		hw.buf = bytes.Buffer{}
 	}
@@ -208,6 +211,7 @@ func (hw *httpWriter) push() error {
 		}
 		hw.stream = s
 		hw.chunked = length == LengthUnknown
+		s.SetWriteDeadline(hw.wdl)
 	}
 	if hw.buf.Len() == 0 {
 		return nil
@@ -350,4 +354,33 @@ func (hw *httpWriter) end(tr []string) error {
 		}
 	}
 	return hw.stream.End()
+}
+
+// SetReadDeadline is http.ResponseController's: it bounds the waits of a
+// streamed body's reads (ResponseWriter.SetReadDeadline): one that waits
+// past t returns os.ErrDeadlineExceeded, no byte lost. A body weir buffered
+// whole is never waited for, so the promise holds for it too.
+func (hw *httpWriter) SetReadDeadline(t time.Time) error {
+	if hw.hijack {
+		return http.ErrHijacked
+	}
+	hw.w.SetReadDeadline(t)
+	return nil
+}
+
+// SetWriteDeadline is http.ResponseController's: it bounds a streaming
+// answer's writes that wait for the client (Stream.SetWriteDeadline): one
+// that waits past t fails with os.ErrDeadlineExceeded and the answer is cut
+// (the connection closes), as net/http's. Writes that do not wait (an answer
+// held whole, an inline handler's) never fail for it; what weir sends after
+// the handler returned is bounded by Config.WriteTimeout instead.
+func (hw *httpWriter) SetWriteDeadline(t time.Time) error {
+	if hw.hijack {
+		return http.ErrHijacked
+	}
+	hw.wdl = t
+	if hw.stream != nil {
+		hw.stream.SetWriteDeadline(t)
+	}
+	return nil
 }
