@@ -177,9 +177,8 @@ func TestNetHTTPPanic(t *testing.T) {
 					t.Fatalf("inline %v %s: after the panic the client read %q, %v; want nothing and a close", inline, p, rest, err)
 				}
 			}
-			if m := e.Metrics(); m.Panics != 2 {
-				t.Errorf("Panics = %d", m.Panics)
-			}
+			// Counted as the panic unwinds, which may be after the client saw the close.
+			waitFor(t, "Panics = 2", func() bool { return e.Metrics().Panics == 2 })
 			logged := logs.String()
 			if errorLog {
 				mu.Lock()
