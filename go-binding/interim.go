@@ -39,7 +39,9 @@ func (w *ResponseWriter) Interim(status int, fields ...string) error {
 		hp = (*C.char)(unsafe.Pointer(&enc[0]))
 	}
 	rc := C.weirgo_respond_interim(w.ex, C.int(status), hp, C.uint32_t(n))
-	w.e.stats.interims.Add(1)
+	if rc == 0 {
+		w.e.stats.interims.Add(1)
+	}
 	return codeErr("weir_respond_interim", rc)
 }
 
@@ -75,12 +77,12 @@ func (s *Stream) EndTrailers(fields ...string) error {
 	if len(fields) == 0 {
 		return s.End()
 	}
+	if len(fields)%2 != 0 {
+		return ErrBadHeader
+	}
 	enc, n, err := encodeFields(fields)
 	if err != nil {
 		return err
-	}
-	if len(fields)%2 != 0 {
-		return ErrBadHeader
 	}
 	rc := s.call(func() C.int {
 		return C.weirgo_stream_end(s.ex, (*C.char)(unsafe.Pointer(&enc[0])), C.uint32_t(n))
