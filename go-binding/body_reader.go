@@ -7,8 +7,11 @@ package weir
 import "C"
 
 import (
+	"math"
+	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -26,6 +29,30 @@ type bodyReader struct {
 	inflight *bodyRead // a read waiting for its worker (ReadBody on another goroutine may be in it)
 	stopped  bool
 	size     int // buf's first size: the body's length when known and small
+	// SetReadDeadline's (unix ns, 0: none). A read that waits past it
+	// returns os.ErrDeadlineExceeded and stays posted as pending, so the
+	// bytes it brings are the next read's, never lost.
+	deadline atomic.Int64
+	pending  *bodyRead // under rmu
+}
+
+// rcDeadline: fill's result for a wait that passed the read deadline.
+const rcDeadline = math.MinInt64
+
+// SetReadDeadline bounds the waits of ReadBody (a streamed body's reads that
+// find no bytes yet): one that waits past t returns os.ErrDeadlineExceeded,
+// and a later one (with the deadline moved, or none) goes on where the body
+// is: no byte is lost. A read that is waiting already keeps the deadline it
+// started with. The zero time: no deadline. A body weir buffered is never
+// waited for; nor is a body that is not streamed (nothing to do: nil).
+func (w *ResponseWriter) SetReadDeadline(t time.Time) {
+	if b := w.body; b != nil {
+		var d int64
+		if !t.IsZero() {
+			d = max(t.UnixNano(), 1)
+		}
+		b.deadline.Store(d)
+	}
 }
 
 func newBodyReader(wk *worker, length int64) *bodyReader {
@@ -74,6 +101,9 @@ func (w *ResponseWriter) readLocked(b *bodyReader, p []byte) (int, error) {
 			return 0, b.err
 		}
 		rc := w.fill(b)
+		if rc == rcDeadline {
+			return 0, os.ErrDeadlineExceeded // not the body's end: a later read goes on
+		}
 		if rc <= 0 {
 			b.err = bodyErr(rc)
 			if rc == int64(C.WEIR_E_GONE) {
@@ -91,6 +121,13 @@ func (w *ResponseWriter) readLocked(b *bodyReader, p []byte) (int, error) {
 // fill reads once into b.buf: at once on the inline worker's own goroutine,
 // else through the worker's cycle.
 func (w *ResponseWriter) fill(b *bodyReader) int64 {
+	if r := b.pending; r != nil { // the read that outlived its deadline: its bytes land in b.buf
+		b.pending = nil
+		return b.wait(r)
+	}
+	if d := b.deadline.Load(); d != 0 && time.Now().UnixNano() >= d {
+		return rcDeadline
+	}
 	if b.buf == nil {
 		b.buf = make([]byte, b.size)
 	} else if b.n == len(b.buf) && len(b.buf) < bodyReadMax {
@@ -137,11 +174,40 @@ func (b *bodyReader) newRead(ex *C.weir_exchange) *bodyRead {
 }
 
 func (b *bodyReader) wait(r *bodyRead) int64 {
-	rc := <-r.reply
+	rc, ok := b.await(r)
+	if !ok {
+		b.pending = r // still posted (b.inflight): stop cancels it as any other
+		return rcDeadline
+	}
 	b.mu.Lock()
 	b.inflight = nil
 	b.mu.Unlock()
 	return rc
+}
+
+// await waits for r's reply until the read deadline; false: it passed first.
+func (b *bodyReader) await(r *bodyRead) (int64, bool) {
+	d := b.deadline.Load()
+	if d == 0 {
+		return <-r.reply, true
+	}
+	wait := time.Until(time.Unix(0, d))
+	if wait <= 0 {
+		select {
+		case rc := <-r.reply:
+			return rc, true
+		default:
+			return 0, false
+		}
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case rc := <-r.reply:
+		return rc, true
+	case <-t.C:
+		return 0, false
+	}
 }
 
 // stop, once the exchange is answered: a read another goroutine waits in

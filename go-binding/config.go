@@ -106,6 +106,18 @@ type Config struct {
 	Handler Handler
 	// HTTP serves a standard net/http handler on the native engine.
 	HTTP http.Handler
+	// Server, when set, is the *http.Server whose fields weir honours
+	// (nethttp_server.go): its Handler (http.DefaultServeMux when nil) serves
+	// unless HTTP is set; Addr when Addr and Listener are empty;
+	// ErrorLog (panics); MaxHeaderBytes; ReadHeaderTimeout (else
+	// ReadTimeout) as HeaderTimeout and IdleTimeout as IdleTimeout where
+	// those are unset; RegisterOnShutdown's functions run when the engine's
+	// shutdown begins; request contexts carry it as http.ServerContextKey.
+	// Fields weir cannot honour are refused by New with an error that wraps
+	// http.ErrNotSupported: ConnState and ConnContext (weir reports no
+	// connection events to Go), TLSConfig (weir speaks no TLS), BaseContext
+	// (pass the context to Listen instead).
+	Server *http.Server
 	// Async runs each handler on a goroutine of its own, answering through
 	// weir's cross-thread path, instead of inline on the worker goroutine.
 	// HTTP handlers run so by default: a net/http handler may block (a
@@ -144,6 +156,9 @@ type Config struct {
 }
 
 func (c *Config) validate() error {
+	if c.Server != nil && c.Handler != nil {
+		return errors.New("weir: Config.Server serves net/http handlers; it excludes Config.Handler")
+	}
 	if (c.Handler == nil) == (c.HTTP == nil) {
 		return errors.New("weir: exactly one of Config.Handler and Config.HTTP must be set")
 	}

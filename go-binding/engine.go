@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,10 +60,15 @@ type goStats struct {
 	gone       atomic.Uint64
 	refused    atomic.Uint64
 	files      atomic.Uint64 // answers sent from a file (RespondFile)
+	interims   atomic.Uint64 // 1xx answers sent (Interim, net/http WriteHeader(1xx))
+	copied     atomic.Uint64 // net/http ReadFrom calls that copied (not a file, or not whole)
 }
 
 // New validates cfg and creates the native engine (no socket yet).
 func New(cfg Config) (*Engine, error) {
+	if err := cfg.fromServer(); err != nil {
+		return nil, err
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -76,6 +82,12 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Async = true // a net/http handler may block: never on the worker's goroutine
 	}
 	if cfg.HTTP != nil {
+		if cfg.MaxHeaderBytes == 0 {
+			cfg.MaxHeaderBytes = http.DefaultMaxHeaderBytes // net/http's 1 MiB, request line included
+		}
+		if cfg.MaxRequestLine == 0 {
+			cfg.MaxRequestLine = cfg.MaxHeaderBytes // net/http bounds the line only by MaxHeaderBytes
+		}
 		cfg.ReportGone = true // its request contexts are cancelled when the client goes
 		if cfg.StreamBodyBytes == 0 {
 			cfg.StreamBodyBytes = httpStreamBodyBytes // r.Body streams, and 100 Continue waits for its first Read
@@ -83,7 +95,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, handler: cfg.Handler, done: make(chan struct{}), stopped: make(chan struct{}), idle: make(chan *asyncPair)}
 	if cfg.HTTP != nil {
-		e.handler = httpHandler(cfg.HTTP)
+		e.handler = httpHandler(cfg.HTTP, cfg.Server)
 	}
 	var cc C.weir_config
 	host, limits, err := cfg.fill(&cc)
@@ -231,6 +243,7 @@ func (e *Engine) begin(grace int64) {
 	if !e.stopping {
 		e.stopping = true
 		go e.stop(grace, e.listening)
+		e.runOnShutdown()
 	}
 	e.mu.Unlock()
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -40,28 +42,59 @@ func TestListenerAdopted(t *testing.T) {
 
 type fakeListener struct{ net.Listener }
 
-// What weir cannot serve is refused with a clear error, before or by weir:
-// a listener with no socket, and a Unix socket (weir serves TCP).
+// What weir cannot serve is refused with a clear error that says why,
+// before weir sees anything: a wrapped listener (its Accept would be
+// bypassed), a Unix socket (weir serves TCP), for native and net/http
+// handlers alike; a wrapped listener's own socket is still refused by weir
+// (-EINVAL) if it gets that far. The TCP listener underneath a wrapper is
+// served (TestListenerAdopted).
 func TestListenerRefused(t *testing.T) {
-	e := newEngine(t, Config{Listener: fakeListener{}, Handler: hello})
-	if err := e.Listen(context.Background()); err == nil || e.Addr() != nil {
-		t.Errorf("a listener with no socket: Listen = %v", err)
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	_ = e.Shutdown(context.Background())
+	defer tl.Close()
+	for _, cfg := range []Config{{Handler: hello}, {HTTP: http.NotFoundHandler()}} {
+		cfg.Listener = fakeListener{tl}
+		e := newEngine(t, cfg)
+		if err := e.Listen(context.Background()); err == nil || !strings.Contains(err.Error(), "bypass its Accept") || e.Addr() != nil {
+			t.Errorf("a wrapped listener: Listen = %v", err)
+		}
+		_ = e.Shutdown(context.Background())
 
-	ul, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
+		ul, err := net.Listen("unix", filepath.Join(t.TempDir(), "s"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Listener = ul
+		e = newEngine(t, cfg)
+		if err := e.Listen(context.Background()); err == nil || !strings.Contains(err.Error(), "unix socket") ||
+			!strings.Contains(err.Error(), "TCP sockets only") {
+			t.Errorf("a Unix listener: Listen = %v", err)
+		}
+		_ = e.Shutdown(context.Background())
+		ul.Close()
+	}
+	// What the Go check lets through, weir checks again: a Unix socket
+	// named tcp by a wrapper that hands its socket over.
+	ul, err := net.Listen("unix", filepath.Join(t.TempDir(), "s2"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ul.Close()
-	e = newEngine(t, Config{Listener: ul, Handler: hello})
+	e := newEngine(t, Config{Listener: tcpNamed{ul.(*net.UnixListener)}, Handler: hello})
 	err = e.Listen(context.Background())
 	var we *Error
 	if !errors.As(err, &we) || we.Op != "weir_engine_listen_fds" || we.Code != -int(syscall.EINVAL) {
-		t.Errorf("a Unix listener: Listen = %v, want weir_engine_listen_fds -EINVAL", err)
+		t.Errorf("a Unix socket past the Go check: Listen = %v, want weir_engine_listen_fds -EINVAL", err)
 	}
 	_ = e.Shutdown(context.Background())
 }
+
+// tcpNamed says its Unix socket is TCP (and hands it over): weir's own check.
+type tcpNamed struct{ *net.UnixListener }
+
+func (tcpNamed) Addr() net.Addr { return &net.TCPAddr{} }
 
 // Listen returns once a shutdown has stopped the workers, not when the last
 // handler returns (net/http's Serve does not wait for its handlers either):

@@ -72,14 +72,16 @@ type Metrics struct {
 	Posted         uint64 // async answers carried by a worker's cycle (mailbox)
 	Wakes          uint64 // weir_worker_wake crossings (the first posted answer after each cycle; each posted body read)
 	Exchanges      uint64 // exchanges handed to handlers
-	Panics         uint64 // handler panics recovered into a 500 (or an aborted stream)
+	Panics         uint64 // handler panics recovered into a 500 (net/http handlers: no answer; a stream begun: aborted)
 	Goexits        uint64 // handlers that called runtime.Goexit (answered as Unanswered's are)
 	Streams        uint64 // streamed answers begun (ResponseWriter.Stream, net/http Flush)
 	StreamWaits    uint64 // stream writes that waited for the client to make room
 	Unanswered     uint64 // handlers that returned without answering (answered 500)
 	Gone           uint64 // answers dropped because the connection had died (WEIR_E_GONE)
 	Refused        uint64 // answers weir refused (-EINVAL, -ENOMEM), replaced by a 500
-	FileAnswers    uint64 // answers sent from a file (RespondFile, celeris's file responses)
+	FileAnswers    uint64 // answers sent from a file (RespondFile, celeris's file responses, net/http's ReadFrom of a file)
+	Interims       uint64 // 1xx answers sent before the final one (Interim, net/http WriteHeader(1xx))
+	CopiedReads    uint64 // net/http ReadFrom calls that copied through Go instead (not a file, or not the whole answer)
 	BodyReads      uint64 // streamed request bodies' reads weir ran (ReadBody, net/http's Body.Read), up to 64 KiB each
 	BodyWaits      uint64 // of them, those that found nothing and waited for the client (a hand-back)
 	DirectReads    uint64 // of them, those an inline handler made on its own thread: a crossing each
@@ -178,5 +180,7 @@ func (e *Engine) Metrics() Metrics {
 	m.Gone = e.stats.gone.Load()
 	m.Refused = e.stats.refused.Load()
 	m.FileAnswers = e.stats.files.Load()
+	m.Interims = e.stats.interims.Load()
+	m.CopiedReads = e.stats.copied.Load()
 	return m
 }

@@ -1,5 +1,10 @@
 package weir
 
+/*
+#include <weir.h>
+*/
+import "C"
+
 import (
 	"context"
 	"errors"
@@ -51,24 +56,35 @@ import (
 // body left unread is drained after the handler, up to 256 KiB, to keep the
 // connection; past that (or when the 100 was never sent) the connection
 // closes after the answer, as net/http's does. The writer is an
-// http.Hijacker for requests that ask to upgrade (websockets: see
-// httpWriter.Hijack); for others Hijack returns ErrNotUpgrade. A panic is
-// logged as net/http logs it (log's standard logger; http.ErrAbortHandler is
-// silent), recovered into a 500 that closes the connection and counted in
-// Metrics.Panics.
-func ServeHTTP(h http.Handler) Handler { return httpHandler(h) }
+// http.Hijacker only for requests that ask to upgrade (websockets: see
+// httpUpgradeWriter.Hijack); other requests' writers have no Hijack. It is an
+// io.ReaderFrom that answers from a file without copying it
+// (nethttp_file.go), sends 1xx answers (WriteHeader(103), 100) at once, and
+// sends trailers (declared with the Trailer header, or set under
+// http.TrailerPrefix) on a chunked answer. A panic is treated as net/http
+// treats it: logged (http.Server.ErrorLog, else log's standard logger;
+// http.ErrAbortHandler silently), no answer (the connection closes after the
+// answers before it: WEIR_RESPOND_ABORT; a streamed answer begun is cut),
+// and counted in Metrics.Panics.
+func ServeHTTP(h http.Handler) Handler { return httpHandler(h, nil) }
 
-func httpHandler(h http.Handler) Handler {
+func httpHandler(h http.Handler, given *http.Server) Handler {
 	var srvOnce sync.Once
-	var srv *http.Server
+	srv := given
 	return func(r *Request, w *ResponseWriter) {
 		srvOnce.Do(func() {
-			srv = &http.Server{Handler: h}
-			if a := w.e.Addr(); a != nil {
+			if srv == nil {
+				srv = &http.Server{Handler: h}
+			}
+			if a := w.e.Addr(); a != nil && srv.Addr == "" && given == nil {
 				srv.Addr = a.String()
 			}
 		})
 		req, hw, cancel := newHTTPRequest(r, w, srv)
+		var rw http.ResponseWriter = hw
+		if upgradable(r) {
+			rw = &httpUpgradeWriter{hw}
+		}
 		completed := false
 		defer func() {
 			cancel()
@@ -83,19 +99,38 @@ func httpHandler(h http.Handler) Handler {
 			}
 			if p := recover(); p != nil {
 				if p != http.ErrAbortHandler {
-					log.Printf("http: panic serving %v: %v\n%s", req.RemoteAddr, p, debug.Stack())
+					logf(srv, "http: panic serving %v: %v\n%s", req.RemoteAddr, p, debug.Stack())
+				}
+				if !w.answered {
+					w.abortAnswer() // no answer, and the connection closes, as net/http's
 				}
 				putHTTPWriter(hw)
-				panic(p) // serve answers 500 (or aborts the stream) and counts it
+				panic(p) // serve counts it (and cuts a stream begun)
 			}
 			if completed {
 				hw.finish()
 			} // else runtime.Goexit: serve answers as for a panic
 			putHTTPWriter(hw)
 		}()
-		h.ServeHTTP(hw, req)
+		h.ServeHTTP(rw, req)
 		completed = true
 	}
+}
+
+// upgradable: weir can give r's connection up (weir_upgrade_raw): it asked
+// to upgrade on a keep-alive connection, with no body still to read.
+func upgradable(r *Request) bool {
+	f := r.r.flags
+	return f&C.WEIR_REQ_UPGRADE != 0 && f&C.WEIR_REQ_KEEP_ALIVE != 0 && f&C.WEIR_REQ_BODY_STREAM == 0
+}
+
+// logf logs as net/http's server does: on srv.ErrorLog, else log's standard logger.
+func logf(srv *http.Server, format string, args ...any) {
+	if srv != nil && srv.ErrorLog != nil {
+		srv.ErrorLog.Printf(format, args...)
+		return
+	}
+	log.Printf(format, args...)
 }
 
 func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Request, *httpWriter, context.CancelFunc) {
@@ -106,6 +141,7 @@ func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Requ
 	hw.buf.Reset()
 	hw.flushed = false
 	method := r.Method()
+	hw.head = method == "HEAD"
 
 	// One copy of all header text, then strings over it.
 	size := len(method) + len(r.Target()) + len(r.Host())

@@ -138,33 +138,74 @@ func TestNetHTTPHandler(t *testing.T) {
 
 // Expect: 100-continue: TestNetHTTPContinueOnFirstRead (nethttp_body_test.go).
 
+// A panic is treated as net/http treats it: logged (http.Server.ErrorLog
+// when given, else log's standard logger; http.ErrAbortHandler silently), no
+// answer at all (what the handler wrote is not sent), the connection closed;
+// both modes. The answer before it on a pipelined connection still leaves.
+// Before WEIR_RESPOND_ABORT the adapter answered 500 (the arm that fails
+// here: a status where net/http sends nothing).
 func TestNetHTTPPanic(t *testing.T) {
-	logs := captureLog(t)
-	e, addr := start(t, Config{HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/abort" {
-			panic(http.ErrAbortHandler)
+	for _, inline := range []bool{false, true} {
+		for _, errorLog := range []bool{false, true} {
+			logs := captureLog(t)
+			var own strings.Builder
+			var mu sync.Mutex
+			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch r.URL.Path {
+				case "/ok":
+					io.WriteString(w, "fine")
+					return
+				case "/abort":
+					panic(http.ErrAbortHandler)
+				}
+				w.Header().Set("X-Partial", "1")
+				w.Write([]byte("half"))
+				panic(errors.New("handler bug"))
+			})}
+			if errorLog {
+				srv.ErrorLog = log.New(lockedWriter{&mu, &own}, "", 0)
+			}
+			e, addr := start(t, Config{Inline: inline, Server: srv})
+			for _, p := range []string{"/bug", "/abort"} {
+				c := dial(t, addr)
+				c.send(get("/ok") + get(p))
+				if _, body := c.read("GET"); body != "fine" {
+					t.Fatalf("%s: the answer before it: %q", p, body)
+				}
+				rest, err := io.ReadAll(c.br)
+				if err != nil || len(rest) != 0 {
+					t.Fatalf("inline %v %s: after the panic the client read %q, %v; want nothing and a close", inline, p, rest, err)
+				}
+			}
+			// Counted as the panic unwinds, which may be after the client saw the close.
+			waitFor(t, "Panics = 2", func() bool { return e.Metrics().Panics == 2 })
+			logged := logs.String()
+			if errorLog {
+				mu.Lock()
+				if strings.Contains(logs.String(), "handler bug") {
+					t.Errorf("logged on the standard logger with ErrorLog set: %q", logs.String())
+				}
+				logged = own.String()
+				mu.Unlock()
+			}
+			// Logged as net/http logs it, once: http.ErrAbortHandler is silent.
+			if strings.Count(logged, "http: panic serving 127.0.0.1:") != 1 || !strings.Contains(logged, "handler bug") ||
+				strings.Contains(logged, "abort Handler") {
+				t.Errorf("inline %v, ErrorLog %v: log = %q", inline, errorLog, logged)
+			}
 		}
-		w.Header().Set("X-Partial", "1")
-		w.Write([]byte("half"))
-		panic(errors.New("handler bug"))
-	})})
-	for _, p := range []string{"/bug", "/abort"} {
-		c := dial(t, addr)
-		c.send(get(p))
-		resp, body := c.read("GET")
-		if resp.StatusCode != 500 || body != "" || resp.Header.Get("X-Partial") != "" || !resp.Close {
-			t.Fatalf("%s: %d %q %v", p, resp.StatusCode, body, resp.Header)
-		}
 	}
-	if m := e.Metrics(); m.Panics != 2 {
-		t.Errorf("Panics = %d", m.Panics)
-	}
-	// Logged as net/http logs it, once: http.ErrAbortHandler is silent.
-	logged := logs.String()
-	if strings.Count(logged, "http: panic serving 127.0.0.1:") != 1 || !strings.Contains(logged, "handler bug") ||
-		strings.Contains(logged, "abort Handler") {
-		t.Errorf("log = %q", logged)
-	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // A blocking net/http handler stalls nothing else by default: on one worker,
@@ -245,9 +286,9 @@ func captureLog(t *testing.T) *lockedBuffer {
 
 // The *http.Request and the writer as net/http's server makes them: Host out
 // of the header map, a chunked body's framing and trailer in their fields,
-// the context keys, a Hijacker that refuses a request that did not ask to
-// upgrade (which is then answered as usual), the header map taken at
-// WriteHeader.
+// the context keys, no Hijacker for a request that did not ask to upgrade
+// (ResponseController.Hijack: http.ErrNotSupported; the request is then
+// answered as usual), the header map taken at WriteHeader.
 func TestNetHTTPRequestAsNetHTTPMakesIt(t *testing.T) {
 	type seen struct {
 		hostHeader, te, trailer      []string
@@ -268,10 +309,10 @@ func TestNetHTTPRequestAsNetHTTPMakesIt(t *testing.T) {
 		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 			s.localStr = a.String()
 		}
-		if h, ok := w.(http.Hijacker); ok {
+		if _, ok := w.(http.Hijacker); ok {
 			s.hijacker = true
-			_, _, s.hijackErr = h.Hijack()
 		}
+		_, _, s.hijackErr = http.NewResponseController(w).Hijack()
 		got <- s
 		w.Header().Set("X-Before", "1")
 		w.WriteHeader(201)
@@ -298,8 +339,10 @@ func TestNetHTTPRequestAsNetHTTPMakesIt(t *testing.T) {
 	if !s.server || s.localStr != e.Addr().String() {
 		t.Errorf("context: server %v, local addr %q (listening on %v)", s.server, s.localStr, e.Addr())
 	}
-	if !s.hijacker || !errors.Is(s.hijackErr, ErrNotUpgrade) {
-		t.Errorf("Hijacker %v, Hijack of a plain request: %v", s.hijacker, s.hijackErr)
+	// Not offered where it cannot work (a request that did not ask to
+	// upgrade): no Hijacker, and ResponseController says so.
+	if s.hijacker || !errors.Is(s.hijackErr, http.ErrNotSupported) {
+		t.Errorf("Hijacker %v, ResponseController.Hijack of a plain request: %v", s.hijacker, s.hijackErr)
 	}
 	// A plain request: its length, no TransferEncoding, no Trailer.
 	plain := make(chan *http.Request, 1)

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/textproto"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // The net/http adapter's http.ResponseWriter (see ServeHTTP for what it
@@ -36,7 +39,18 @@ type httpWriter struct {
 	stream  *Stream         // once the answer streams
 	err     error           // the stream's failure: later writes report it
 	hijack  bool            // Hijack took the connection
+	filed   bool            // ReadFrom answered from a file (nethttp_file.go): the answer is sent
+	head    bool            // the request is HEAD
+	wdl     time.Time       // SetWriteDeadline's, given to the stream when it begins
+	chunked bool            // the stream is framed chunked (trailers can follow)
 }
+
+// httpUpgradeWriter is the writer of a request that asked to upgrade: the
+// only one that is an http.Hijacker, since weir can give the connection up
+// only after such a request (hijack.go). Every other request's writer has
+// no Hijack method, so w.(http.Hijacker) fails and
+// http.ResponseController.Hijack returns http.ErrNotSupported.
+type httpUpgradeWriter struct{ *httpWriter }
 
 var httpWriters = sync.Pool{New: func() any { return &httpWriter{} }}
 
@@ -49,6 +63,10 @@ func putHTTPWriter(hw *httpWriter) {
 	hw.stream = nil
 	hw.err = nil
 	hw.hijack = false
+	hw.filed = false
+	hw.chunked = false
+	hw.head = false
+	hw.wdl = time.Time{}
 	if hw.buf.Cap() > 64<<10 {
 		hw.buf = bytes.Buffer{}
 	}
@@ -62,7 +80,10 @@ func (hw *httpWriter) WriteHeader(code int) {
 		return
 	}
 	if code >= 100 && code < 200 {
-		return // interim answers: 100 is weir's own, others (103) are not sent
+		if code != 101 && !hw.hijack {
+			hw.interim(code)
+		}
+		return // 101 is a Hijack's to write
 	}
 	if code < 200 || code > 999 {
 		panic("weir: invalid WriteHeader code " + strconv.Itoa(code))
@@ -90,6 +111,9 @@ func (hw *httpWriter) WriteString(s string) (int, error) {
 func (hw *httpWriter) writable() error {
 	if hw.hijack {
 		return http.ErrHijacked
+	}
+	if hw.filed {
+		return http.ErrContentLength // the file was the whole body its Content-Length announced
 	}
 	if hw.status == 0 {
 		hw.WriteHeader(http.StatusOK)
@@ -130,6 +154,9 @@ func (hw *httpWriter) FlushError() error {
 		hw.WriteHeader(http.StatusOK)
 	}
 	hw.flushed = true
+	if hw.filed {
+		return nil // on its way
+	}
 	if !hw.canStream() && hw.w.HandOff() != nil {
 		return nil // not the handler's goroutine: the answer leaves whole at its end
 	}
@@ -145,11 +172,11 @@ func (hw *httpWriter) FlushError() error {
 // answered as usual. A status given with WriteHeader is dropped, as the
 // handler answers on the connection; once the answer has begun streaming it
 // is too late (ErrAnswered). r.Body must not be read after it.
-func (hw *httpWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+func (hw *httpUpgradeWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if hw.hijack {
 		return nil, nil, http.ErrHijacked
 	}
-	if hw.stream != nil {
+	if hw.stream != nil || hw.filed {
 		return nil, nil, ErrAnswered
 	}
 	c, err := hw.w.Hijack()
@@ -170,7 +197,9 @@ func (hw *httpWriter) push() error {
 	if hw.stream == nil {
 		hw.addHeaders()
 		length := LengthUnknown
-		if v := hw.sent.Get("Content-Length"); v != "" {
+		if _, declared := hw.sent["Trailer"]; declared || hw.hasTrailers() {
+			// trailers need chunked framing: the handler's Content-Length yields
+		} else if v := hw.sent.Get("Content-Length"); v != "" {
 			if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
 				length = n // the handler's promise: kept, as net/http keeps it
 			}
@@ -181,6 +210,8 @@ func (hw *httpWriter) push() error {
 			return err
 		}
 		hw.stream = s
+		hw.chunked = length == LengthUnknown
+		s.SetWriteDeadline(hw.wdl)
 	}
 	if hw.buf.Len() == 0 {
 		return nil
@@ -213,7 +244,7 @@ func (hw *httpWriter) addHeaders() {
 				}
 			}
 			continue
-		case isReserved(k):
+		case isReserved(k), strings.HasPrefix(k, http.TrailerPrefix):
 			continue
 		}
 		for _, v := range vs {
@@ -228,22 +259,128 @@ func (hw *httpWriter) addHeaders() {
 // stream's rest and its end. A stream short of its Content-Length (or
 // failed) is aborted, so the client sees a cut body, never a whole-looking one.
 func (hw *httpWriter) finish() {
-	if hw.hijack {
-		return // the handler answered on the connection itself
+	if hw.hijack || hw.filed {
+		return // the handler answered on the connection itself, or the file is on its way
 	}
 	if hw.status == 0 {
 		hw.WriteHeader(http.StatusOK)
 	}
-	if hw.stream == nil {
+	tr := hw.trailers()
+	if len(tr) > 0 && hw.stream == nil && !hw.canStream() && hw.buf.Len() > 2*hw.w.e.st.chunk {
+		// An inline handler's answer held whole past the stream window
+		// cannot go chunked from the worker's goroutine (it would find the
+		// window full and could not wait): sent whole, without its trailers.
+		tr = nil
+	}
+	// A HEAD answer with the handler's Content-Length and no body written
+	// (http.ServeContent's) keeps that length, as net/http's does: a stream
+	// of that length, whose head weir sends alone for HEAD.
+	headLength := hw.head && hw.buf.Len() == 0 && hw.sent.Get("Content-Length") != ""
+	if hw.stream == nil && len(tr) == 0 && !headLength {
 		hw.addHeaders()
 		_ = hw.w.Respond(hw.status, hw.buf.Bytes())
 		return
 	}
 	if hw.err == nil {
-		_ = hw.push()
+		_ = hw.push() // with trailers, a chunked stream even for a short answer, as net/http's
 	}
-	if hw.err == nil && hw.stream.End() == nil {
+	if hw.err == nil && hw.end(tr) == nil {
 		return
 	}
 	_ = hw.stream.Abort() // ErrStreamOver when the connection already died
+}
+
+// interim sends a 1xx (WriteHeader(103), WriteHeader(100)) at once, with
+// the header map as it is (RFC 8297: the map is not cleared, and the final
+// answer sends it again), minus the fields weir owns, as net/http writes it.
+func (hw *httpWriter) interim(code int) {
+	var kv []string
+	for k, vs := range hw.header {
+		if isReserved(k) || strings.HasPrefix(k, http.TrailerPrefix) || k == "Trailer" {
+			continue
+		}
+		for _, v := range vs {
+			if checkHeader(k, v) == nil {
+				kv = append(kv, k, v)
+			}
+		}
+	}
+	_ = hw.w.Interim(code, kv...)
+}
+
+// hasTrailers: a field set under http.TrailerPrefix.
+func (hw *httpWriter) hasTrailers() bool {
+	for k := range hw.header {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// trailers are the answer's trailer fields as name, value pairs, as net/http
+// sends them: the fields the Trailer header announced (taken from the map at
+// the end), and every field set under http.TrailerPrefix.
+func (hw *httpWriter) trailers() []string {
+	var kv []string
+	add := func(name string, vs []string) {
+		for _, v := range vs {
+			if checkHeader(name, v) == nil {
+				kv = append(kv, name, v)
+			}
+		}
+	}
+	for _, v := range hw.sent["Trailer"] {
+		for _, name := range strings.Split(v, ",") {
+			if name = http.CanonicalHeaderKey(textproto.TrimString(name)); name != "" {
+				add(name, hw.header[name])
+			}
+		}
+	}
+	for k, vs := range hw.header {
+		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok && name != "" {
+			add(name, vs)
+		}
+	}
+	return kv
+}
+
+// end ends the stream with its trailers where its framing can carry them
+// (chunked): a Content-Length, HEAD, 204/304 or HTTP/1.0 answer ends without.
+func (hw *httpWriter) end(tr []string) error {
+	if len(tr) > 0 && hw.chunked {
+		if err := hw.stream.EndTrailers(tr...); !errors.Is(err, syscall.EINVAL) {
+			return err
+		}
+	}
+	return hw.stream.End()
+}
+
+// SetReadDeadline is http.ResponseController's: it bounds the waits of a
+// streamed body's reads (ResponseWriter.SetReadDeadline): one that waits
+// past t returns os.ErrDeadlineExceeded, no byte lost. A body weir buffered
+// whole is never waited for, so the promise holds for it too.
+func (hw *httpWriter) SetReadDeadline(t time.Time) error {
+	if hw.hijack {
+		return http.ErrHijacked
+	}
+	hw.w.SetReadDeadline(t)
+	return nil
+}
+
+// SetWriteDeadline is http.ResponseController's: it bounds a streaming
+// answer's writes that wait for the client (Stream.SetWriteDeadline): one
+// that waits past t fails with os.ErrDeadlineExceeded and the answer is cut
+// (the connection closes), as net/http's. Writes that do not wait (an answer
+// held whole, an inline handler's) never fail for it; what weir sends after
+// the handler returned is bounded by Config.WriteTimeout instead.
+func (hw *httpWriter) SetWriteDeadline(t time.Time) error {
+	if hw.hijack {
+		return http.ErrHijacked
+	}
+	hw.wdl = t
+	if hw.stream != nil {
+		hw.stream.SetWriteDeadline(t)
+	}
+	return nil
 }

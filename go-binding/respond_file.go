@@ -38,17 +38,23 @@ func (w *ResponseWriter) RespondFile(status int, f *os.File, offset, length int6
 		return err
 	}
 	hp, flags := w.encoded()
+	// Counted before the call: an async answer may reach the client (and a
+	// test read the count) before the call returns. Taken back on failure.
+	w.e.stats.files.Add(1)
 	var rc C.int
 	if cerr := sc.Control(func(fd uintptr) {
 		rc = C.weirgo_respond_file(w.ex, C.int(status), hp, C.uint32_t(w.nhdr), C.int(fd), C.uint64_t(offset),
 			C.uint64_t(length), C.uint32_t(flags))
 	}); cerr != nil {
+		w.e.stats.files.Add(^uint64(0))
 		return cerr
+	}
+	if rc != 0 {
+		w.e.stats.files.Add(^uint64(0))
 	}
 	switch rc {
 	case 0:
 		w.answered = true
-		w.e.stats.files.Add(1)
 		return nil
 	case -C.EINVAL, -C.EBADF:
 		return ErrNotRegular

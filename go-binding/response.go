@@ -35,6 +35,7 @@ type ResponseWriter struct {
 	close    bool
 	answered bool
 	hijacked bool        // Hijack took the connection (hijack.go)
+	abortAns bool        // the answer is no answer: WEIR_RESPOND_ABORT (abortAnswer)
 	goneFlag bool        // the client has gone (gone.go; under e.gn.mu once dispatched)
 	goneFn   func()      // NotifyGone's callback, not yet run
 	stream   *Stream     // begun by Stream: aborted if the handler panics
@@ -48,6 +49,7 @@ func (w *ResponseWriter) reset(e *Engine, wk *worker, ex *C.weir_exchange) {
 	w.close = false
 	w.answered = false
 	w.hijacked = false
+	w.abortAns = false
 	w.goneFlag, w.goneFn = false, nil
 	w.stream = nil
 	w.body = nil
@@ -116,6 +118,9 @@ func (w *ResponseWriter) respond(status int, body unsafe.Pointer, n int) error {
 	if w.close {
 		flags |= C.WEIR_RESPOND_CLOSE
 	}
+	if w.abortAns {
+		flags |= C.WEIR_RESPOND_ABORT
+	}
 	if wk := w.wk; wk != nil && n <= inlineBodyCopy {
 		wk.queue(w.ex, status, flags, w.hdr, w.nhdr, unsafe.Slice((*byte)(body), n))
 		return nil
@@ -138,6 +143,24 @@ func (w *ResponseWriter) encoded() (*C.char, uint32) {
 		hp = (*C.char)(unsafe.Pointer(&w.hdr[0]))
 	}
 	return hp, flags
+}
+
+// abortAnswer answers nothing: the answers before this one leave, then the
+// connection closes (WEIR_RESPOND_ABORT), as net/http treats a handler that
+// panicked before its answer began.
+func (w *ResponseWriter) abortAnswer() {
+	w.hdr = w.hdr[:0]
+	w.nhdr = 0
+	w.close = true
+	w.abortAns = true
+	_ = w.respond(500, nil, 0)
+}
+
+// resetHeaders drops the added headers (an answer attempt that was refused
+// and is made again otherwise).
+func (w *ResponseWriter) resetHeaders() {
+	w.hdr = w.hdr[:0]
+	w.nhdr = 0
 }
 
 // fail answers 500 with Connection: close for a handler that panicked or

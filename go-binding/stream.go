@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"errors"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,6 +101,22 @@ type Stream struct {
 	wake  chan struct{}
 	timer *time.Timer
 	over  atomic.Bool
+	// SetWriteDeadline's (unix ns, 0: none): a Write that would wait past it
+	// for room returns os.ErrDeadlineExceeded.
+	deadline atomic.Int64
+}
+
+// SetWriteDeadline bounds Write's waits for the client to make room: a
+// Write that is still waiting at t (or finds t passed when it must wait)
+// returns os.ErrDeadlineExceeded with what it had sent; the stream stays
+// open (Abort it: the client then sees a cut body). The zero time: none.
+// Writes that find room never fail for it.
+func (s *Stream) SetWriteDeadline(t time.Time) {
+	var d int64
+	if !t.IsZero() {
+		d = max(t.UnixNano(), 1)
+	}
+	s.deadline.Store(d)
 }
 
 // Stream answers with status and the added headers now and returns the
@@ -170,7 +187,9 @@ func (s *Stream) Write(p []byte) (int, error) {
 			if C.weirgo_on_worker() != 0 {
 				return done, ErrStreamFull
 			}
-			s.waitRoom()
+			if !s.waitRoom() {
+				return done, os.ErrDeadlineExceeded
+			}
 		case rc == -C.EINVAL:
 			return done, codeErr("weir_stream_write", rc)
 		default:
@@ -227,15 +246,26 @@ func (s *Stream) finish(rc C.int) {
 	}
 }
 
-func (s *Stream) waitRoom() {
+// waitRoom waits for a hand-back (or streamRecheck); false: the write
+// deadline passed.
+func (s *Stream) waitRoom() bool {
+	wait := streamRecheck
+	if d := s.deadline.Load(); d != 0 {
+		left := time.Until(time.Unix(0, d))
+		if left <= 0 {
+			return false
+		}
+		wait = min(wait, left)
+	}
 	s.e.st.waits.Add(1)
 	if s.timer == nil {
-		s.timer = time.NewTimer(streamRecheck)
+		s.timer = time.NewTimer(wait)
 	} else {
-		s.timer.Reset(streamRecheck)
+		s.timer.Reset(wait)
 	}
 	select {
 	case <-s.wake:
 	case <-s.timer.C:
 	}
+	return true
 }

@@ -71,6 +71,24 @@ int weirgo_respond(weir_exchange *ex, int status, const char *hdrs, uint32_t nhd
 
 int weirgo_upgrade_raw(weir_exchange *ex) { return weir_upgrade_raw(ex); }
 
+int weirgo_respond_interim(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr) {
+    weir_header_t stack[STACK_HEADERS];
+    weir_header_t *h = headers_in(hdrs, nhdr, stack);
+    if (h == NULL) return -ENOMEM;
+    int rc = weir_respond_interim(ex, status, nhdr ? h : NULL, nhdr);
+    headers_free(h, stack);
+    return rc;
+}
+
+int weirgo_stream_end(weir_exchange *ex, const char *hdrs, uint32_t nhdr) {
+    weir_header_t stack[STACK_HEADERS];
+    weir_header_t *h = headers_in(hdrs, nhdr, stack);
+    if (h == NULL) return -ENOMEM;
+    int rc = weir_stream_end(ex, nhdr ? h : NULL, nhdr);
+    headers_free(h, stack);
+    return rc;
+}
+
 int weirgo_respond_file(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, int fd, uint64_t offset,
                         uint64_t length, uint32_t flags) {
     weir_header_t stack[STACK_HEADERS];

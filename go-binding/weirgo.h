@@ -86,6 +86,12 @@ int weirgo_respond(weir_exchange *ex, int status, const char *hdrs, uint32_t nhd
 int weirgo_respond_file(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, int fd, uint64_t offset,
                         uint64_t length, uint32_t flags);
 
+// weir_respond_interim (a 1xx: net/http's WriteHeader(103)) and weir_stream_end
+// with trailer fields, headers encoded as in weirgo_answer. Return weir's result
+// (-ENOMEM when the fields could not be decoded: nothing was done).
+int weirgo_respond_interim(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr);
+int weirgo_stream_end(weir_exchange *ex, const char *hdrs, uint32_t nhdr);
+
 // weir_upgrade_raw (a Hijack). Any thread, as weir_respond.
 int weirgo_upgrade_raw(weir_exchange *ex);
 

@@ -846,6 +846,11 @@ WEIR_API int weir_exchange_peer(weir_exchange *ex, struct sockaddr_storage *ss, 
 
 /* weir_respond flags */
 #define WEIR_RESPOND_CLOSE 0x1u /* close the connection after this answer */
+/* (0.4) send no answer at all: the answers before ex (and ex's interim
+ * answers) leave, then the connection closes (WEIR_CLOSE_ABORTED), as
+ * net/http treats a handler that panicked. status and headers are checked
+ * as usual and not sent. Consumes ex as any answer does. */
+#define WEIR_RESPOND_ABORT 0x2u
 
 /*
  * Answers ex: status (100 < status < 1000, not 1xx), headers (Content-Length,
@@ -862,6 +867,27 @@ WEIR_API int weir_exchange_peer(weir_exchange *ex, struct sockaddr_storage *ss, 
  */
 WEIR_API int weir_respond(weir_exchange *ex, int status, const weir_header_t *headers, size_t num_headers,
                           const void *body, size_t body_len, uint32_t flags);
+
+/*
+ * (0.4) An interim answer: a 1xx head (status 100 or 102..199; 101 is
+ * weir_upgrade's) with the given fields (the rules of weir_respond's
+ * headers), e.g. 103 Early Hints with its Link fields. It leaves before
+ * ex's final answer and after every answer before ex (pipelined answers
+ * keep their order), and ex stays the host's, to answer as usual; several
+ * may be sent. A 100 for a request whose body streams is that body's 100
+ * Continue, sent once: when the body still waits for it (weir then sends
+ * no other with its first read), else not at all (weir's left with a read,
+ * the body's bytes came anyway, or it was read). Nothing is sent to an
+ * HTTP/1.0 client (RFC 9110 15.2), nor when the connection has died (the
+ * final answer then learns WEIR_E_GONE); both return 0.
+ * Same threads as weir_respond. Returns 0, -EINVAL (status, headers; or the
+ * final answer began streaming), WEIR_E_STATE (an inline exchange from
+ * another thread without weir_defer), WEIR_E_STALE (answered, or not a live
+ * handle), -ENOMEM (nothing sent; from the owning thread the connection is
+ * aborted).
+ */
+WEIR_API int weir_respond_interim(weir_exchange *ex, int status, const weir_header_t *headers,
+                                  size_t num_headers);
 
 /* One answer of a batch given to weir_respond_many. */
 typedef struct weir_answer_t {

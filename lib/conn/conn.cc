@@ -83,6 +83,21 @@ int Conn::respond(Exchange *x, int status, const weir_header_t *headers, size_t 
     s.taken--;
     if ((flags_ & kUpgradeWait) && !(flags_ & kUpgraded) && (r.flags & WEIR_REQ_UPGRADE))
         flags_ &= static_cast<uint16_t>(~kUpgradeWait); // not upgraded: HTTP goes on (parsed below)
+    if (flags & WEIR_RESPOND_ABORT) {
+        // No answer: what is before it (and its interim answers) leaves,
+        // then the connection closes, as net/http does after a panic.
+        if (x->seq == s.write_seq) {
+            sl.state = kFree;
+            s.write_seq++;
+            finish(WEIR_CLOSE_ABORTED);
+        } else {
+            take_interim(sl);
+            sl.state = kAnswered;
+            sl.answer_closes = true;
+            sl.answer_reason = WEIR_CLOSE_ABORTED;
+        }
+        return 0;
+    }
     if (x->seq == s.write_seq) {
         if (!http1::write_response(s.out, status, headers, num_headers, body, body_len, shape)) {
             sl.state = kFree;
@@ -97,7 +112,7 @@ int Conn::respond(Exchange *x, int status, const weir_header_t *headers, size_t 
         else
             flush();
     } else {
-        sl.answer.clear();
+        take_interim(sl);
         if (!http1::write_response(sl.answer, status, headers, num_headers, body, body_len, shape)) {
             sl.state = kFree;
             abort(WEIR_CLOSE_RESOURCE);
@@ -140,8 +155,11 @@ void Conn::flush() {
             ok = s.out.append(sl.answer.p, sl.answer.len);
         else if (sl.state == kError)
             ok = http1::write_error_response(s.out, sl.error_status);
-        else
+        else {
+            if (sl.state == kTaken && sl.interim_len && !send_interim(sl))
+                return;
             break;
+        }
         bool closes = sl.state == kError || sl.answer_closes;
         sl.state = kFree;
         s.write_seq++;

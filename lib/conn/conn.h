@@ -43,6 +43,9 @@ namespace weir {
 
 class ConnPool;
 class Conn;
+namespace conn_detail {
+struct ExSlot;
+}
 
 struct ConnSettings {
     weir_http1_limits limits;       // parser limits, max_body included; resolved (http1::limits_resolve)
@@ -159,6 +162,13 @@ class Conn {
     // connection is dead (the answer is dropped, x released all the same).
     int respond(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, const void *body,
                 size_t body_len, uint32_t flags);
+
+    // ---- interim answers (conn_interim.cc; the rules are weir_respond_interim's)
+    // A 1xx head for x, which stays handed out: written now on x's turn,
+    // else kept until it comes (before x's final answer). 0 (also when x
+    // was dropped or the client speaks HTTP/1.0: nothing is sent), -EINVAL
+    // (x answered or streaming), -ENOMEM (the connection aborts, x dropped).
+    int interim(Exchange *x, int status, const weir_header_t *headers, size_t num_headers);
 
     // ---- streamed request bodies (conn_body.cc; the rules are weir_body_read's)
     // Up to cap decoded bytes of x's body: > 0, 0 at its end, -EAGAIN (then
@@ -352,6 +362,10 @@ class Conn {
     void compact_body();
     int64_t body_read_chunked(State &s, char *out, size_t cap);
     void refuse(int status, uint32_t reason, bool parse_error);
+    // conn_interim.cc: a slot's kept interim answers, before its final one
+    // is appended (the rest of its answer buffer is cleared) / sent on its turn.
+    static void take_interim(conn_detail::ExSlot &sl);
+    bool send_interim(conn_detail::ExSlot &sl);
     void flush();
     void finish(uint32_t reason);
     void abort(uint32_t reason);

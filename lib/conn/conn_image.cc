@@ -65,7 +65,7 @@ int Conn::upgrade(Exchange *x, const weir_header_t *headers, size_t num_headers,
         s.write_seq++;
         counters_.responses++;
     } else if (ok) {
-        sl.answer.clear();
+        take_interim(sl);
         ok = sl.answer.append(head.p, head.len);
         sl.state = kAnswered;
         sl.answer_closes = false;

@@ -300,6 +300,7 @@ void Conn::complete(size_t body_off, size_t body_len, uint32_t num_trailers) {
     sl.x.user = nullptr;
     sl.state = kReady;
     sl.answer.clear();
+    sl.interim_len = 0;
     s.arena_pos = s.arena_cur + h.num_headers + num_trailers;
     s.parse_seq++;
     s.phase = kHead;

@@ -73,6 +73,10 @@ struct ExSlot {
     // (output_file); false: read into the output (feed_files, the fallback).
     bool file_ranged = false;
     uint32_t answer_reason = 0; // the close reason of a closing answer or an error answer
+    // Interim (1xx) answers given before this exchange's turn: the first
+    // interim_len bytes of answer, sent when its turn comes (conn_interim.cc)
+    // or ahead of its final answer, which is appended after them.
+    uint32_t interim_len = 0;
     int error_status = 0;
     uint8_t body = kBodyNone; // BodyState
     int body_error = 0;       // kBodyFailed: what weir_body_read answers

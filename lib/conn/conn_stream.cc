@@ -43,7 +43,7 @@ int Conn::stream_start(Exchange *x, int status, const weir_header_t *headers, si
     sl.framing = framing;
     sl.stream_left = framing == http1::StreamFraming::Length ? length : 0;
     sl.stream_direct = x->seq == s.write_seq;
-    sl.answer.clear();
+    take_interim(sl);
     bool ok = sl.stream_direct
                   ? http1::write_stream_head(s.out, status, headers, num_headers, length, framing, shape)
                   : http1::write_stream_head(sl.answer, status, headers, num_headers, length, framing, shape);

@@ -54,6 +54,8 @@ template <class Out> bool write_status_and_date(Out &out, int status) {
 const char *reason_phrase(int status) {
     switch (status) {
     case 100: return "Continue";
+    case 102: return "Processing";
+    case 103: return "Early Hints";
     case 200: return "OK";
     case 201: return "Created";
     case 202: return "Accepted";

@@ -21,8 +21,8 @@ struct Exchange;
 
 // What a posted node asks for: a whole answer, or a piece of a streamed one
 // (worker_stream.cc: the head, a body piece, the end with its trailers in
-// headers, or its abort).
-enum class AnswerKind : uint8_t { Respond, Start, Write, End, Abort, File, Upgrade };
+// headers, or its abort), or a 1xx before the answer (worker_interim.cc).
+enum class AnswerKind : uint8_t { Respond, Start, Write, End, Abort, File, Upgrade, Interim };
 
 struct Answer : MpscNode {
     Exchange *x = nullptr;

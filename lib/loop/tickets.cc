@@ -311,6 +311,24 @@ int TicketRef::take(bool owner, TicketState to, Exchange **x) {
     }
 }
 
+int TicketRef::open(bool owner) const {
+    if (!t_)
+        return WEIR_E_STALE;
+    uint64_t w = t_->word.load(std::memory_order_acquire);
+    if (gen_of(w) != hgen_of(h_))
+        return WEIR_E_STALE;
+    switch (state_of(w)) {
+    case TicketState::Local:
+        return owner ? 0 : WEIR_E_STATE;
+    case TicketState::Any:
+        return 0;
+    case TicketState::Stream:
+        return -EINVAL;
+    default:
+        return WEIR_E_STALE;
+    }
+}
+
 int TicketRef::claim(bool owner, Exchange **x) { return take(owner, TicketState::Claimed, x); }
 
 int TicketRef::begin_stream(bool owner, Exchange **x) { return take(owner, TicketState::Stream, x); }

@@ -157,6 +157,10 @@ class TicketRef {
     // (answered, timed out, never issued), or WEIR_E_STATE (a Local entry
     // from another thread: the handler did not call weir_defer).
     int claim(bool owner, Exchange **x);
+    // Whether the exchange may still take an interim answer (no change): 0
+    // while Local (owner only, else WEIR_E_STATE) or Any; -EINVAL once its
+    // streamed answer began; WEIR_E_STALE once answered.
+    int open(bool owner) const;
     // A streamed answer: begin (Local|Any -> Stream, as claim), the stream
     // while it is one (no change: 0, WEIR_E_STALE, or WEIR_E_STATE when h is
     // live but not a stream), and its end (Stream -> Claimed).

@@ -162,6 +162,7 @@ int exchange_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap, siz
 int exchange_respond_file(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, int fd,
                           uint64_t off, uint64_t len, uint32_t flags);
 int64_t exchange_body_read(weir_exchange *ex, void *buf, size_t cap);
+int exchange_interim(weir_exchange *ex, int status, const weir_header_t *h, size_t nh);
 const weir_request *exchange_request(weir_exchange *ex);
 int exchange_peer(weir_exchange *ex, sockaddr_storage *ss, socklen_t *len);
 // The worker a live handle belongs to, or null (tests).
@@ -218,6 +219,9 @@ class Worker final : public ImageSink {
     int upgrade_take(TicketRef &r, int *fd, void *buf, size_t cap, size_t *len);
     int respond_file(TicketRef &r, int status, const weir_header_t *h, size_t nh, int fd, uint64_t off,
                      uint64_t len, uint32_t flags);
+    // An interim (1xx) answer (worker_interim.cc), any thread, as respond();
+    // the exchange stays the host's.
+    int interim(TicketRef &r, int status, const weir_header_t *h, size_t nh);
     // A streamed request body (worker_body.cc): the owning thread only.
     int64_t body_read(TicketRef &r, void *buf, size_t cap);
     // Any thread: whether the caller is the thread that runs the loop now.
@@ -348,6 +352,10 @@ class Worker final : public ImageSink {
     void apply_stream(Answer *a);
     void apply_file(Answer *a);
     void apply_upgrade(Answer *a);
+    void apply_interim(Answer *a);
+    // Whether an answer on the owning thread may be applied at once: no
+    // interim answer of its exchange waits in the queue (worker_interim.cc).
+    static bool nothing_posted(TicketRef &r);
     void report_gone(Slot &s);
     bool upgrade_detach(Slot &s);
     void upgrade_deliver(Slot &s, ImageNode *n);

@@ -86,7 +86,7 @@ int Worker::respond(TicketRef &r, int status, const weir_header_t *h, size_t nh,
                     uint32_t flags) {
     // Everything that leaves the exchange as it was is checked before the
     // claim, on every thread alike (the one failure rule, weir.h).
-    if (flags & ~WEIR_RESPOND_CLOSE)
+    if (flags & ~(WEIR_RESPOND_CLOSE | WEIR_RESPOND_ABORT))
         return -EINVAL;
     int rc = http1::validate_answer(status, h, nh, body, len);
     if (rc < 0)
@@ -99,7 +99,9 @@ int Worker::respond(TicketRef &r, int status, const weir_header_t *h, size_t nh,
     if (rc < 0)
         return rc;
     Slot &s = *static_cast<Slot *>(x->user);
-    if (own) {
+    if (own && x == cur_ex_)
+        cur_answered_ = true; // also when it is posted behind an interim answer (below)
+    if (own && nothing_posted(r)) {
         rc = s.conn().respond(x, status, h, nh, body, len, flags);
         if (rc == -EINVAL) {
             // Checked above, so a bug, not bad input: the claimed exchange
@@ -198,6 +200,10 @@ void Worker::apply(Answer *a) {
     }
     if (a->kind == AnswerKind::File) {
         apply_file(a);
+        return;
+    }
+    if (a->kind == AnswerKind::Interim) {
+        apply_interim(a);
         return;
     }
     if (a->kind != AnswerKind::Respond) {

@@ -69,6 +69,11 @@ int exchange_respond_file(weir_exchange *ex, int status, const weir_header_t *h,
     return r ? r.worker()->respond_file(r, status, h, nh, fd, off, len, flags) : WEIR_E_STALE;
 }
 
+int exchange_interim(weir_exchange *ex, int status, const weir_header_t *h, size_t nh) {
+    TicketRef r(H(ex));
+    return r ? r.worker()->interim(r, status, h, nh) : WEIR_E_STALE;
+}
+
 int64_t exchange_body_read(weir_exchange *ex, void *buf, size_t cap) {
     TicketRef r(H(ex));
     return r ? r.worker()->body_read(r, buf, cap) : WEIR_E_STALE;

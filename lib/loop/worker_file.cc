@@ -44,7 +44,9 @@ int Worker::respond_file(TicketRef &r, int status, const weir_header_t *h, size_
         return rc;
     }
     Slot &s = *static_cast<Slot *>(x->user);
-    if (own) {
+    if (own && x == cur_ex_)
+        cur_answered_ = true; // also when it is posted behind an interim answer (below)
+    if (own && nothing_posted(r)) {
         int rc = s.conn().stream_start(x, status, h, nh, len, flags);
         if (rc == 0)
             s.conn().attach_file(x, dfd, off, file_ranges_);

@@ -36,7 +36,9 @@ int Worker::stream_start(TicketRef &r, int status, const weir_header_t *h, size_
     t.framing = static_cast<uint8_t>(framing);
     t.left = framing == http1::StreamFraming::Length ? length : UINT64_MAX;
     Slot &s = *static_cast<Slot *>(x->user);
-    if (own) {
+    if (own && x == cur_ex_)
+        cur_answered_ = true; // also when it is posted behind an interim answer (below)
+    if (own && nothing_posted(r)) {
         int rc = s.conn().stream_start(x, status, h, nh, length, flags);
         if (rc < 0)
             tickets_.retire(x->handle); // GONE or ENOMEM: consumed (the rule)
@@ -266,7 +268,8 @@ void Worker::apply_stream(Answer *a) {
     case AnswerKind::Respond:
     case AnswerKind::File:
     case AnswerKind::Upgrade:
-        break; // apply(), apply_file(), apply_upgrade()
+    case AnswerKind::Interim:
+        break; // apply(), apply_file(), apply_upgrade(), apply_interim()
     }
     if (rc < 0 && a->kind != AnswerKind::End && a->kind != AnswerKind::Abort)
         tickets_.retire(a->handle); // the stream died with its connection

@@ -35,7 +35,9 @@ int Worker::upgrade(TicketRef &r, const weir_header_t *h, size_t nh, bool raw) {
     if (int rc = r.claim(own, &x); rc < 0)
         return rc;
     Slot &s = *static_cast<Slot *>(x->user);
-    if (own) {
+    if (own && x == cur_ex_)
+        cur_answered_ = true; // also when it is posted behind an interim answer (below)
+    if (own && nothing_posted(r)) {
         uint64_t handle = x->handle;
         int rc = s.conn().upgrade(x, h, nh, raw);
         if (rc == 0)

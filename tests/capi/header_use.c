@@ -86,6 +86,7 @@ int weir_header_use(void) {
     int (*f_upgrade)(weir_exchange *, const weir_header_t *, size_t) = weir_upgrade;
     int (*f_upgrade_take)(weir_exchange *, int *, void *, size_t, size_t *) = weir_upgrade_take;
     int (*f_upgrade_raw)(weir_exchange *) = weir_upgrade_raw;
+    int (*f_interim)(weir_exchange *, int, const weir_header_t *, size_t) = weir_respond_interim; /* 0.4 */
     int (*f_exchange_gone)(weir_exchange *) = weir_exchange_gone;
     int64_t (*f_body_read)(weir_exchange *, void *, size_t) = weir_body_read;
     int (*f_stream_abort)(weir_exchange *) = weir_stream_abort;
@@ -137,7 +138,7 @@ int weir_header_use(void) {
     xreq.method = s;
     n += (int)(WEIR_TARGET_ORIGIN + WEIR_TARGET_ABSOLUTE + WEIR_TARGET_AUTHORITY + WEIR_TARGET_ASTERISK);
     n += (int)(WEIR_BODY_NONE + WEIR_BODY_LENGTH + WEIR_BODY_CHUNKED);
-    n += (int)(WEIR_REQ_KEEP_ALIVE | WEIR_REQ_EXPECT_CONTINUE | WEIR_REQ_UPGRADE | WEIR_RESPOND_CLOSE);
+    n += (int)(WEIR_REQ_KEEP_ALIVE | WEIR_REQ_EXPECT_CONTINUE | WEIR_REQ_UPGRADE | WEIR_RESPOND_CLOSE | WEIR_RESPOND_ABORT);
     n += WEIR_LOG_ERROR + WEIR_LOG_WARN + WEIR_LOG_INFO + WEIR_CLOSE_SHUTDOWN + WEIR_CLOSE_HANDLER;
     n += (engine == 0) + (worker == 0) + (exchange == 0) + (int)limits.size + (int)req.size + (int)chunked.size +
          (int)cfg.size + (int)metrics.size + (int)xreq.size + (int)xreq.method.len;
@@ -147,7 +148,7 @@ int weir_header_use(void) {
          (f_addr != 0) + (f_start != 0) + (f_shutdown != 0) + (f_destroy != 0) + (f_worker != 0) +
          (f_workers != 0) + (f_poll != 0) + (f_close_name != 0) + (f_feature_name != 0) + (f_tier_name != 0) + (f_metrics != 0) + (f_request != 0) +
          (f_peer != 0) + (f_respond != 0) + (f_defer != 0) + (f_respond_many != 0) + (f_stream_start != 0) + (f_stream_write != 0) + (f_stream_end != 0) +
-         (f_stream_room != 0) + (f_respond_file != 0) + (f_upgrade != 0) + (f_upgrade_take != 0) + (f_upgrade_raw != 0) + (f_exchange_gone != 0) +
+         (f_stream_room != 0) + (f_respond_file != 0) + (f_upgrade != 0) + (f_upgrade_take != 0) + (f_upgrade_raw != 0) + (f_interim != 0) + (f_exchange_gone != 0) +
          (WEIR_CLOSE_UPGRADED != 0) + (WEIR_LENGTH_UNKNOWN != 0) + (f_begin_pause != 0) + (f_body_read != 0) + (f_stream_abort != 0) + (WEIR_CLOSE_ABORTED != 0) +
          (WEIR_CLOSE_BODY_UNREAD != 0) + (WEIR_REQ_BODY_STREAM != 0) +
          (f_pause != 0) + (f_resume != 0) + (f_transplant != 0) + (f_switch != 0);

@@ -279,6 +279,7 @@ static void test_engine_null_handles(void **state) {
     assert_int_equal(weir_stream_abort(NULL), -EINVAL);
     assert_int_equal(weir_respond_file(NULL, 200, NULL, 0, 0, 0, 0, 0), -EINVAL);
     assert_int_equal(weir_upgrade(NULL, NULL, 0), -EINVAL);
+    assert_int_equal(weir_respond_interim(NULL, 103, NULL, 0), -EINVAL); /* 0.4 */
     int ufd;
     size_t ulen;
     assert_int_equal(weir_upgrade_take(NULL, &ufd, NULL, 0, &ulen), -EINVAL);

@@ -323,6 +323,8 @@ pub struct weir_request {
 }
 
 pub const WEIR_RESPOND_CLOSE: u32 = 0x1;
+/// (0.4) no answer: the connection closes after the answers before it.
+pub const WEIR_RESPOND_ABORT: u32 = 0x2;
 pub const WEIR_LENGTH_UNKNOWN: u64 = u64::MAX;
 pub const WEIR_TRANSPLANT_END: u32 = 0x1;
 
@@ -513,6 +515,13 @@ extern "C" {
     ) -> c_int;
     pub fn weir_upgrade(ex: *mut weir_exchange, headers: *const weir_header_t, num_headers: usize) -> c_int;
     pub fn weir_upgrade_raw(ex: *mut weir_exchange) -> c_int;
+    /// (0.4) A 1xx answer (103 Early Hints, ...) before the final one; ex stays the host's.
+    pub fn weir_respond_interim(
+        ex: *mut weir_exchange,
+        status: c_int,
+        headers: *const weir_header_t,
+        num_headers: usize,
+    ) -> c_int;
     pub fn weir_exchange_gone(ex: *mut weir_exchange) -> c_int;
     pub fn weir_upgrade_take(
         ex: *mut weir_exchange,
