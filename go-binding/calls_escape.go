@@ -26,3 +26,8 @@ func cRespond(ex *C.weir_exchange, status C.int, hdrs *C.char, nhdr C.uint32_t, 
 	bodyLen C.size_t, flags C.uint32_t) C.int {
 	return C.weirgo_respond(ex, status, hdrs, nhdr, body, bodyLen, flags)
 }
+
+func cServeFile(ex *C.weir_exchange, fd C.int, hdrs *C.char, nhdr C.uint32_t, ctype *C.char, name *C.char,
+	nameLen C.size_t, fileFlags, respondFlags C.uint32_t) C.int {
+	return C.weirgo_serve_file(ex, fd, hdrs, nhdr, ctype, name, nameLen, fileFlags, respondFlags)
+}

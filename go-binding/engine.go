@@ -60,6 +60,7 @@ type goStats struct {
 	gone       atomic.Uint64
 	refused    atomic.Uint64
 	files      atomic.Uint64 // answers sent from a file (RespondFile)
+	serves     atomic.Uint64 // ServeFile answers, whatever their status
 	interims   atomic.Uint64 // 1xx answers sent (Interim, net/http WriteHeader(1xx))
 	copied     atomic.Uint64 // net/http ReadFrom calls that copied (not a file, or not whole)
 }

@@ -80,6 +80,7 @@ type Metrics struct {
 	Gone           uint64 // answers dropped because the connection had died (WEIR_E_GONE)
 	Refused        uint64 // answers weir refused (-EINVAL, -ENOMEM), replaced by a 500
 	FileAnswers    uint64 // answers sent from a file (RespondFile, celeris's file responses, net/http's ReadFrom of a file)
+	FileServes     uint64 // ServeFile answers (weir_serve_file), whatever the status: 200, 206, 304, 412, 416, 405
 	Interims       uint64 // 1xx answers sent before the final one (Interim, net/http WriteHeader(1xx))
 	CopiedReads    uint64 // net/http ReadFrom calls that copied through Go instead (not a file, or not the whole answer)
 	BodyReads      uint64 // streamed request bodies' reads weir ran (ReadBody, net/http's Body.Read), up to 64 KiB each
@@ -180,6 +181,7 @@ func (e *Engine) Metrics() Metrics {
 	m.Gone = e.stats.gone.Load()
 	m.Refused = e.stats.refused.Load()
 	m.FileAnswers = e.stats.files.Load()
+	m.FileServes = e.stats.serves.Load()
 	m.Interims = e.stats.interims.Load()
 	m.CopiedReads = e.stats.copied.Load()
 	return m

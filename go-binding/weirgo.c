@@ -99,6 +99,25 @@ int weirgo_respond_file(weir_exchange *ex, int status, const char *hdrs, uint32_
     return rc;
 }
 
+int weirgo_serve_file(weir_exchange *ex, int fd, const char *hdrs, uint32_t nhdr, const char *ctype,
+                      const char *name, size_t name_len, uint32_t file_flags, uint32_t respond_flags) {
+    weir_header_t stack[STACK_HEADERS];
+    weir_header_t *h = headers_in(hdrs, nhdr, stack);
+    // Not weir's -ENOMEM, which consumes the exchange: this one leaves it
+    // as it was, for the caller to answer otherwise.
+    if (h == NULL) return -EAGAIN;
+    weir_file_options o;
+    weir_file_options_init(&o);
+    o.flags = file_flags;
+    o.content_type = ctype != NULL ? ctype : weir_content_type(name, name_len);
+    o.headers = nhdr ? h : NULL;
+    o.num_headers = nhdr;
+    o.respond_flags = respond_flags;
+    int rc = weir_serve_file(ex, fd, &o);
+    headers_free(h, stack);
+    return rc;
+}
+
 // Takes an upgraded connection handed back into t; 0 when ex is not one.
 static int take_upgraded(weir_exchange *ex, weirgo_taken *t) {
     int fd = -1;

@@ -86,6 +86,15 @@ int weirgo_respond(weir_exchange *ex, int status, const char *hdrs, uint32_t nhd
 int weirgo_respond_file(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, int fd, uint64_t offset,
                         uint64_t length, uint32_t flags);
 
+// weir_serve_file (ServeFile): the request evaluated against fd's validators
+// and answered 200/206/304/412/416/405, the headers (encoded as in
+// weirgo_answer) going on 200/206/304. ctype is the Content-Type (NUL-ended);
+// NULL takes weir_content_type(name, name_len). Returns weir_serve_file's
+// result: the status answered (> 0, consumed) or a negative code; -EAGAIN
+// when the fields could not be decoded (no memory: nothing was done).
+int weirgo_serve_file(weir_exchange *ex, int fd, const char *hdrs, uint32_t nhdr, const char *ctype,
+                      const char *name, size_t name_len, uint32_t file_flags, uint32_t respond_flags);
+
 // weir_respond_interim (a 1xx: net/http's WriteHeader(103)) and weir_stream_end
 // with trailer fields, headers encoded as in weirgo_answer. Return weir's result
 // (-ENOMEM when the fields could not be decoded: nothing was done).
