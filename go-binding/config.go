@@ -146,6 +146,25 @@ type Config struct {
 	// buffers. 0: off for native handlers, 256 KiB for HTTP (whose
 	// r.Body streams so, net/http's way); negative: off.
 	StreamBodyBytes int64
+	// ProxyProtocol makes every accepted connection begin with a PROXY
+	// protocol header, v1 or v2 (HAProxy's send-proxy / send-proxy-v2,
+	// nginx stream, AWS NLB), read before its first request: its source
+	// address becomes the connection's peer (Request.RemoteAddr, net/http's
+	// r.RemoteAddr). A connection without a valid one is answered 400 and
+	// closed (Metrics.Closes[WEIR_CLOSE_PROXY], counted by cause in
+	// Metrics.Proxy*). v2's LOCAL command and v1's UNKNOWN keep the socket's
+	// peer. weir's proxy_protocol (docs/api.md §5.8).
+	ProxyProtocol bool
+	// ProxyTrusted: the sources allowed to send the header, comma-separated
+	// IPv4/IPv6 addresses with an optional /prefix ("10.0.0.0/8, ::1"); a
+	// connection from elsewhere is refused. "" = any source. A list weir
+	// cannot parse fails New (weir_engine_create's -EINVAL).
+	ProxyTrusted string
+	// ProxyTimeout: the header's own deadline from the accept (default 5s).
+	ProxyTimeout time.Duration
+	// ProxyMaxBytes: the longest v2 header accepted, TLVs included
+	// (232..65551, default 4096; v1 is 107 bytes by its spec).
+	ProxyMaxBytes int
 	// PollTimeout bounds each native poll (default 100ms).
 	PollTimeout time.Duration
 	// BatchSize is the most exchanges one poll returns (default 64).
@@ -167,6 +186,12 @@ func (c *Config) validate() error {
 	}
 	if c.Backend != BackendEpoll && c.Backend != BackendURing {
 		return fmt.Errorf("weir: unknown backend %d", c.Backend)
+	}
+	if !c.ProxyProtocol && (c.ProxyTrusted != "" || c.ProxyTimeout != 0 || c.ProxyMaxBytes != 0) {
+		return errors.New("weir: Config.ProxyTrusted, ProxyTimeout and ProxyMaxBytes need ProxyProtocol")
+	}
+	if c.ProxyTimeout < 0 || c.ProxyMaxBytes < 0 {
+		return errors.New("weir: Config.ProxyTimeout and ProxyMaxBytes must not be negative")
 	}
 	if c.BatchSize < 0 || c.BatchSize > 4096 {
 		return errors.New("weir: BatchSize must be in 0..4096")
@@ -213,13 +238,14 @@ func ms(d time.Duration) C.uint32_t {
 }
 
 // fill writes c over weir's defaults. host is C memory the caller frees after
-// the engine is destroyed; limits is C memory (out.limits points at it, and a
-// C struct may not point into Go memory) that weir_engine_create copies, so
-// the caller frees it once create has returned.
-func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_limits, err error) {
+// the engine is destroyed; limits and trusted (NULL unless ProxyTrusted) are
+// C memory (out.limits and out.proxy_trusted point at them, and a C struct
+// may not point into Go memory) that weir_engine_create copies, so the
+// caller frees them once create has returned.
+func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_limits, trusted *C.char, err error) {
 	h, port, err := splitAddr(c.Addr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	C.weir_config_init(out)
 	host = C.CString(h)
@@ -280,10 +306,15 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_li
 	setD(&out.idle_timeout_ms, c.IdleTimeout)
 	setD(&out.write_timeout_ms, c.WriteTimeout)
 	setD(&out.body_timeout_ms, c.BodyTimeout)
+	if c.ProxyProtocol {
+		out.proxy_protocol = C.WEIR_PROXY_ON
+		setD(&out.proxy_timeout_ms, c.ProxyTimeout)
+		set(&out.proxy_max_bytes, c.ProxyMaxBytes)
+	}
 	limits = (*C.weir_http1_limits)(C.malloc(C.size_t(C.sizeof_weir_http1_limits)))
 	if limits == nil {
 		freeC(host)
-		return nil, nil, errors.New("weir: out of memory")
+		return nil, nil, nil, errors.New("weir: out of memory")
 	}
 	C.weir_http1_limits_init(limits)
 	set(&limits.max_request_line, c.MaxRequestLine)
@@ -296,7 +327,11 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_li
 		limits.max_body = C.uint64_t(c.MaxBody)
 	}
 	out.limits = limits
-	return host, limits, nil
+	if c.ProxyProtocol && c.ProxyTrusted != "" {
+		trusted = C.CString(c.ProxyTrusted)
+		out.proxy_trusted = trusted
+	}
+	return host, limits, trusted, nil
 }
 
 func freeC(p *C.char) {

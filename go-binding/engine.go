@@ -99,13 +99,14 @@ func New(cfg Config) (*Engine, error) {
 		e.handler = httpHandler(cfg.HTTP, cfg.Server)
 	}
 	var cc C.weir_config
-	host, limits, err := cfg.fill(&cc)
+	host, limits, trusted, err := cfg.fill(&cc)
 	if err != nil {
 		return nil, err
 	}
 	e.host = host
 	rc := C.weir_engine_create(&cc, &e.ce)
 	C.free(unsafe.Pointer(limits)) // copied by weir_engine_create
+	freeC(trusted)                 // so is the trusted list
 	if rc != 0 {
 		freeC(host)
 		return nil, codeErr("weir_engine_create", rc)

@@ -66,6 +66,18 @@ type Metrics struct {
 	// was submitted early; must stay 0 in a sound configuration.
 	URingSQFull uint64
 
+	// The PROXY protocol (Config.ProxyProtocol; docs/api.md §5.8): headers
+	// accepted, and the connections refused by cause, each closed as
+	// Closes[WEIR_CLOSE_PROXY] ("proxy").
+	ProxyV1        uint64 // v1 headers accepted
+	ProxyV2        uint64 // v2 headers accepted
+	ProxyLocal     uint64 // of those, ones that kept the socket's peer (v2 LOCAL, v1 UNKNOWN, AF_UNSPEC, AF_UNIX)
+	ProxyMissing   uint64 // connections whose bytes began with no PROXY signature
+	ProxyMalformed uint64 // a signature, then a header the spec refuses (v2's CRC32C mismatch included)
+	ProxyUntrusted uint64 // connections from outside ProxyTrusted
+	ProxyOversized uint64 // v1 past 107 bytes, v2 past ProxyMaxBytes
+	ProxyTimeouts  uint64 // no whole header within ProxyTimeout
+
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
 	DirectResponds uint64 // weir_respond crossings of their own (large bodies; async ones once their worker stopped)
@@ -99,6 +111,10 @@ func (m Metrics) CgoCallsPerRequest() float64 {
 	}
 	return float64(m.CgoCalls()) / float64(m.Exchanges)
 }
+
+// closeProxy indexes Metrics.Closes for connections refused for their PROXY
+// header (CloseReasonName: "proxy").
+const closeProxy = int(C.WEIR_CLOSE_PROXY)
 
 // CloseReasonName names an index of Metrics.Closes ("peer", "bad_request", ...).
 func CloseReasonName(i int) string { return C.GoString(C.weir_close_reason_name(C.uint32_t(i))) }
@@ -157,6 +173,14 @@ func (e *Engine) Metrics() Metrics {
 			m.CloseLingers = uint64(cm.close_lingers)
 			m.CloseLingerCuts = uint64(cm.close_linger_cuts)
 			m.URingSQFull = uint64(cm.uring_sq_full)
+			m.ProxyV1 = uint64(cm.proxy_v1)
+			m.ProxyV2 = uint64(cm.proxy_v2)
+			m.ProxyLocal = uint64(cm.proxy_local)
+			m.ProxyMissing = uint64(cm.proxy_missing)
+			m.ProxyMalformed = uint64(cm.proxy_malformed)
+			m.ProxyUntrusted = uint64(cm.proxy_untrusted)
+			m.ProxyOversized = uint64(cm.proxy_oversized)
+			m.ProxyTimeouts = uint64(cm.proxy_timeouts)
 		}
 	}
 	e.life.RUnlock()
