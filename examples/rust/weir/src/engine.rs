@@ -13,6 +13,10 @@ pub struct Builder {
     workers: u32,
     backend: u32,
     stream_bodies: u32,
+    proxy: bool,
+    proxy_trusted: Option<String>,
+    proxy_timeout: Duration,
+    proxy_max_bytes: u32,
 }
 
 impl Default for Builder {
@@ -22,6 +26,10 @@ impl Default for Builder {
             workers: 0,
             backend: sys::WEIR_BACKEND_EPOLL,
             stream_bodies: 0,
+            proxy: false,
+            proxy_trusted: None,
+            proxy_timeout: Duration::ZERO,
+            proxy_max_bytes: 0,
         }
     }
 }
@@ -46,6 +54,41 @@ impl Builder {
         self.stream_bodies = bytes;
         self
     }
+    /// The PROXY protocol (docs/api.md §5.8): every accepted connection
+    /// must begin with a v1 or v2 header (HAProxy's send-proxy /
+    /// send-proxy-v2, nginx stream, AWS NLB), read before its first request;
+    /// its source address becomes the connection's peer
+    /// ([`Request::peer_addr`]). A connection without a valid one is answered
+    /// 400 and closed (`WEIR_CLOSE_PROXY`, counted by cause in the metrics'
+    /// `proxy_*`); v2's LOCAL and v1's UNKNOWN keep the socket's own peer.
+    pub fn proxy_protocol(mut self) -> Self {
+        self.proxy = true;
+        self
+    }
+    /// The sources allowed to send the PROXY header: comma-separated IPv4/IPv6
+    /// addresses with an optional /prefix (`"10.0.0.0/8, ::1"`); a connection
+    /// from elsewhere is refused. Unset: any source. A list weir cannot parse
+    /// (or one with a NUL) makes [`Builder::serve`] fail with `-EINVAL`. Turns
+    /// the PROXY protocol on.
+    pub fn proxy_trusted(mut self, sources: &str) -> Self {
+        self.proxy = true;
+        self.proxy_trusted = Some(sources.to_owned());
+        self
+    }
+    /// The PROXY header's own deadline from the accept (rounded up to whole
+    /// milliseconds; zero: weir's 5 s). Turns the PROXY protocol on.
+    pub fn proxy_timeout(mut self, d: Duration) -> Self {
+        self.proxy = true;
+        self.proxy_timeout = d;
+        self
+    }
+    /// The longest v2 header accepted, TLVs included (232..=65551; 0: weir's
+    /// 4096; v1 is 107 bytes by its spec). Turns the PROXY protocol on.
+    pub fn proxy_max_bytes(mut self, n: u32) -> Self {
+        self.proxy = true;
+        self.proxy_max_bytes = n;
+        self
+    }
     /// Use io_uring instead of epoll.
     pub fn uring(mut self) -> Self {
         self.backend = sys::WEIR_BACKEND_URING;
@@ -58,6 +101,11 @@ impl Builder {
         F: Fn(&Request<'_>) -> Response + Send + Sync + 'static,
     {
         let host = CString::new(self.addr.ip().to_string()).map_err(|_| Error(-22))?;
+        // Copied by weir_engine_create: dropped once it has returned.
+        let trusted = match &self.proxy_trusted {
+            Some(t) => Some(CString::new(t.as_str()).map_err(|_| Error(-22))?),
+            None => None,
+        };
         let handler: Box<Box<Handler>> = Box::new(Box::new(handler));
         let mut cfg: sys::weir_config = unsafe { std::mem::zeroed() };
         unsafe { sys::weir_config_init(&mut cfg) };
@@ -67,10 +115,17 @@ impl Builder {
         cfg.backend = self.backend;
         cfg.mode = sys::WEIR_MODE_INLINE;
         cfg.stream_body_bytes = self.stream_bodies;
+        if self.proxy {
+            cfg.proxy_protocol = sys::WEIR_PROXY_ON;
+            cfg.proxy_timeout_ms = u32::try_from(self.proxy_timeout.as_nanos().div_ceil(1_000_000)).unwrap_or(u32::MAX);
+            cfg.proxy_max_bytes = self.proxy_max_bytes;
+            cfg.proxy_trusted = trusted.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
+        }
         cfg.on_request = Some(on_request);
         cfg.user = &*handler as *const Box<Handler> as *mut c_void;
         let mut raw = std::ptr::null_mut();
         check(unsafe { sys::weir_engine_create(&cfg, &mut raw) })?;
+        drop(trusted);
         // From here Drop destroys the engine before the handler is freed.
         let engine = Engine { raw, _handler: handler, _host: host };
         check(unsafe { sys::weir_engine_listen(engine.raw) })?;
