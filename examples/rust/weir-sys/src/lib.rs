@@ -10,7 +10,7 @@ use std::os::raw::{c_char, c_int, c_void};
 
 // ---- version
 pub const WEIR_VERSION_MAJOR: u32 = 0;
-pub const WEIR_VERSION_MINOR: u32 = 3;
+pub const WEIR_VERSION_MINOR: u32 = 4;
 pub const WEIR_VERSION_PATCH: u32 = 0;
 pub const WEIR_VERSION_HEX: u32 = (WEIR_VERSION_MAJOR << 16) | (WEIR_VERSION_MINOR << 8) | WEIR_VERSION_PATCH;
 
