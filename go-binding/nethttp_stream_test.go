@@ -170,6 +170,9 @@ func TestNetHTTPStreamedContentLength(t *testing.T) {
 	if len(body) != n {
 		t.Fatalf("over: body %d", len(body))
 	}
+	// The body is whole before the handler's write past it returns: wait
+	// for the handler to record that write's error.
+	waitFor(t, "the write past Content-Length", func() bool { return overErr.Load() != nil })
 	if v, _ := overErr.Load().(string); !strings.Contains(v, http.ErrContentLength.Error()) {
 		t.Fatalf("a write past Content-Length: %q, want http.ErrContentLength", v)
 	}
