@@ -84,7 +84,9 @@ void Conn::begin_body() {
     s.cont_pending = false;
     s.cont_done = s.end > s.head_end || !(r.flags & WEIR_REQ_EXPECT_CONTINUE);
     if (s.body_chunked) {
-        http1::chunked_init(&s.dec, s.unbounded); // the host reads it as it goes: no bound of weir's
+        // max_body bounds it as it bounds a buffered one (refused at the
+        // chunk size that crosses it: body_read_chunked).
+        http1::chunked_init(&s.dec, settings_.limits);
         // The head's field views and the trailers' to come, side by side.
         s.arena_pos = s.arena_cur + r.num_headers + settings_.limits.max_trailers;
     }
@@ -225,6 +227,16 @@ int64_t Conn::body_read_chunked(State &s, char *out, size_t cap) {
     }
     if (rc == WEIR_E_INCOMPLETE)
         return got ? static_cast<int64_t>(got) : -EAGAIN;
+    if (rc == WEIR_E_BODY_TOO_LARGE) {
+        // A chunk size took the body past max_body: refused at once, what
+        // this read decoded dropped with it; the loop answers 413 for the
+        // host (Worker::body_refuse).
+        counters_.parse_errors++;
+        end_body(rc);
+        close(WEIR_CLOSE_BAD_REQUEST);
+        flags_ |= kMoreInput; // the client is sending the rest: the close lingers
+        return rc;
+    }
     if (rc == 0) {
         // The trailer section lies whole after the data, kept in place
         // (body_keep): its views stay valid until the exchange is answered.

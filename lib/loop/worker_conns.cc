@@ -34,6 +34,16 @@ bool chosen(uint32_t reason) {
 
 } // namespace
 
+// A graceful shutdown's close (begin_stop asked every connection to finish):
+// it comes after the answers to every request parsed, while the client may
+// have pipelined more that weir never read (they may sit in the kernel,
+// unseen by the Conn), so it always goes through the lingering close, which
+// reads what is there: a close with unread input would reset, and the reset
+// purges the answers still in the send queue. The hard close at the end of
+// the grace (forced_) does not linger: its answers are dropped anyway, and it
+// must end everything in time.
+bool Worker::graceful_stop(uint32_t reason) const { return reason == WEIR_CLOSE_SHUTDOWN && stop_begun_ && !forced_; }
+
 Slot *Worker::alloc_slot() {
     if (!free_slots_) {
         std::unique_ptr<Slot[]> chunk(new (std::nothrow) Slot[kSlotChunk]);
@@ -247,7 +257,8 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
         log_once(LOG_NO_MEMORY, "out of memory or buffers for a connection; connection closed");
     bool error = lingering(reason) && !s.broken && !linger_hooks().skip_error_drain.load();
     bool unread = s.conn().peer_sent_more();
-    if (!linger_hooks().skip_close_linger.load() && !s.broken && (error || (chosen(reason) && unread)))
+    if (!linger_hooks().skip_close_linger.load() && !s.broken &&
+        (error || (chosen(reason) && unread) || graceful_stop(reason)))
         close_lingering(s, unread);
     else
         port_->close(s, error);
