@@ -13,6 +13,7 @@ pub struct Builder {
     workers: u32,
     backend: u32,
     stream_bodies: u32,
+    max_body: Option<u64>,
 }
 
 impl Default for Builder {
@@ -22,6 +23,7 @@ impl Default for Builder {
             workers: 0,
             backend: sys::WEIR_BACKEND_EPOLL,
             stream_bodies: 0,
+            max_body: None,
         }
     }
 }
@@ -39,11 +41,21 @@ impl Builder {
     }
     /// Request bodies of at least `bytes` (and chunked ones, and those that
     /// expect 100-continue) reach a [`Response::read_body`] reader as they
-    /// arrive, of any size; 0 (the default) buffers every body whole, up to
-    /// weir's max_body. A handler that does not return a reader for such a
-    /// request answers without its body (and the connection then closes).
+    /// arrive; 0 (the default) buffers every body whole. Either way at most
+    /// [`Builder::max_body`] bytes (weir answers 413 past it). A handler that
+    /// does not return a reader for such a request answers without its body
+    /// (and the connection then closes).
     pub fn stream_bodies(mut self, bytes: u32) -> Self {
         self.stream_bodies = bytes;
+        self
+    }
+    /// The longest request body, buffered or streamed (weir's max_body; 1 MiB
+    /// unless set): a declared length past it is answered 413 before the
+    /// handler sees it, a chunked body at the chunk that crosses it.
+    /// `sys::WEIR_BODY_UNLIMITED` (`u64::MAX`): no limit, for a handler that
+    /// streams unbounded uploads.
+    pub fn max_body(mut self, bytes: u64) -> Self {
+        self.max_body = Some(bytes);
         self
     }
     /// Use io_uring instead of epoll.
@@ -67,6 +79,13 @@ impl Builder {
         cfg.backend = self.backend;
         cfg.mode = sys::WEIR_MODE_INLINE;
         cfg.stream_body_bytes = self.stream_bodies;
+        // Copied by weir_engine_create: it need only outlive the call.
+        let mut limits: sys::weir_http1_limits = unsafe { std::mem::zeroed() };
+        unsafe { sys::weir_http1_limits_init(&mut limits) };
+        if let Some(max) = self.max_body {
+            limits.max_body = max;
+            cfg.limits = &limits;
+        }
         cfg.on_request = Some(on_request);
         cfg.user = &*handler as *const Box<Handler> as *mut c_void;
         let mut raw = std::ptr::null_mut();
