@@ -1047,8 +1047,9 @@ WEIR_API int weir_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap
  *                     connection closes after the answer.
  *   WEIR_E_BODY_TOO_LARGE (0.4) a chunk size took the body past max_body
  *                     (checked as each chunk's size line is read, before
- *                     its data: a size like ffffffffffffffff fails at once;
- *                     the data of that read is dropped). weir has answered
+ *                     its data: a size like ffffffffffffffff fails at once),
+ *                     after the data before it was read (at most max_body
+ *                     bytes in all). weir has answered
  *                     413 itself, after the answers before it, and closes
  *                     the connection (lingering: the client reads the 413
  *                     while still sending; counted in parse_errors and as

@@ -227,16 +227,6 @@ int64_t Conn::body_read_chunked(State &s, char *out, size_t cap) {
     }
     if (rc == WEIR_E_INCOMPLETE)
         return got ? static_cast<int64_t>(got) : -EAGAIN;
-    if (rc == WEIR_E_BODY_TOO_LARGE) {
-        // A chunk size took the body past max_body: refused at once, what
-        // this read decoded dropped with it; the loop answers 413 for the
-        // host (Worker::body_refuse).
-        counters_.parse_errors++;
-        end_body(rc);
-        close(WEIR_CLOSE_BAD_REQUEST);
-        flags_ |= kMoreInput; // the client is sending the rest: the close lingers
-        return rc;
-    }
     if (rc == 0) {
         // The trailer section lies whole after the data, kept in place
         // (body_keep): its views stay valid until the exchange is answered.
@@ -256,11 +246,15 @@ int64_t Conn::body_read_chunked(State &s, char *out, size_t cap) {
         }
         rc = nt;
     }
-    // A malformed body: what came of it so far is the host's, then the
-    // error; the host answers (weir_http1_status) and the connection closes.
+    // A malformed body, or one a chunk size took past max_body (refused
+    // before that chunk's data): what came of it so far is the host's, then
+    // the error; the host answers (weir_http1_status) and the connection
+    // closes. For WEIR_E_BODY_TOO_LARGE the loop answers 413 itself
+    // (Worker::body_refuse), so the limit holds whatever the host does.
     counters_.parse_errors++;
     end_body(rc);
     close(WEIR_CLOSE_BAD_REQUEST);
+    flags_ |= kMoreInput; // the client may be sending the rest: the close lingers
     return got ? static_cast<int64_t>(got) : rc;
 }
 
