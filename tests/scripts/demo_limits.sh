@@ -73,4 +73,12 @@ for backend in epoll uring; do
     stop_server TERM
     [[ $STOP_RC -eq 0 ]] || fail "$backend: exit code $STOP_RC after SIGTERM, want 0"
 done
+# The arm that must lose: the engine's limit lifted (--upload-max-bytes
+# unlimited makes it the engine's ceiling, as every streamed body had before
+# issue 32). The ffffffffffffffff chunk is then the host's to read: no 413
+# comes (the demo waits for data that will not come).
+start_server "$B/bin/weir-demo" --addr 127.0.0.1:0 --app echo --max-body 1048576 --upload-max-bytes unlimited
+huge='POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nxxxx'
+[[ $(status_of "$huge") != 413 ]] || fail "arm: a 413 without the engine's limit (the test proves nothing)"
+stop_server TERM
 echo "limits: ok"
