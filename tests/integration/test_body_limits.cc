@@ -13,6 +13,7 @@
 //     stale (weir_respond: WEIR_E_STALE); chunks adding up past it are cut
 //     at the chunk that crosses: the host reads the max_body bytes before
 //     it, then the error.
+// Streamed in driven mode too (the host reads on its polling thread).
 // Bodies of exactly max_body pass in both modes. Each refusal counts one
 // parse error and one WEIR_CLOSE_BAD_REQUEST.
 // The negative arm (the rule off, as every streamed body was before 0.4):
@@ -202,6 +203,50 @@ void huge_chunk(bool streamed) {
 void test_huge_chunk_buffered(void **) { huge_chunk(false); }
 void test_huge_chunk_streamed(void **) { huge_chunk(true); }
 
+// Shape 3, driven: the host reads on its polling thread; the read that meets
+// the size line says WEIR_E_BODY_TOO_LARGE, and the 413 leaves while the host
+// goes on polling (its answer, after, is refused as stale).
+void test_huge_chunk_driven(void **) {
+    weir_config c0 = config(1, WEIR_MODE_DRIVEN, nullptr, nullptr);
+    c0.stream_body_bytes = 1;
+    c0.limits = limits(kMax);
+    Server s;
+    assert_int_equal(s.start(c0), 0);
+    weir_worker *w = nullptr;
+    assert_int_equal(weir_engine_worker(s.e, 0, &w), 0);
+    Client c = connect_to(s.port);
+    assert_true(send_all(c, std::string(kChunkedHead) + "ffffffffffffffff\r\n" + std::string(1000, 'x')));
+    weir_exchange *out[8], *ex = nullptr;
+    int64_t until = now_ms() + bound_ms(5000);
+    while (!ex && now_ms() < until)
+        if (weir_worker_poll(w, out, 8, 10) > 0)
+            ex = out[0];
+    assert_non_null(ex);
+    char buf[4096];
+    int64_t n = weir_body_read(ex, buf, sizeof buf);
+    until = now_ms() + bound_ms(5000);
+    while (n == -EAGAIN && now_ms() < until) { // the size line not here yet: handed back when it is
+        if (weir_worker_poll(w, out, 8, 10) > 0)
+            n = weir_body_read(ex, buf, sizeof buf);
+    }
+    assert_int_equal(n, WEIR_E_BODY_TOO_LARGE);
+    assert_int_equal(weir_respond(ex, 500, nullptr, 0, nullptr, 0, 0), WEIR_E_STALE);
+    until = now_ms() + bound_ms(3000);
+    while (c.buf.find("\r\n\r\n") == std::string::npos && now_ms() < until) {
+        weir_worker_poll(w, out, 8, 5);
+        read_some(c);
+    }
+    Response r = take_response(c);
+    assert_int_equal(r.status, 413);
+    assert_string_equal(r.header("Connection").c_str(), "close");
+    until = now_ms() + bound_ms(3000); // counted at the close: the loop runs while the host polls
+    while (s.metrics().closes[WEIR_CLOSE_BAD_REQUEST] == 0 && now_ms() < until)
+        weir_worker_poll(w, out, 8, 5);
+    weir_metrics m = s.metrics();
+    assert_int_equal(m.closes[WEIR_CLOSE_BAD_REQUEST], 1);
+    assert_int_equal(m.parse_errors, 1);
+}
+
 // Shape 3 again: 8 KiB chunks, sent as the client goes, cross at the ninth.
 std::string chunks(size_t n, size_t size) {
     std::string out;
@@ -285,6 +330,7 @@ int main(void) {
         cmocka_unit_test_setup(test_expect_streamed, reset),
         cmocka_unit_test_setup(test_huge_chunk_buffered, reset),
         cmocka_unit_test_setup(test_huge_chunk_streamed, reset),
+        cmocka_unit_test_setup(test_huge_chunk_driven, reset),
         cmocka_unit_test_setup(test_crossing_buffered, reset),
         cmocka_unit_test_setup(test_crossing_streamed, reset),
         cmocka_unit_test_setup(test_at_the_limit_buffered, reset),
