@@ -487,7 +487,11 @@ WEIR_API int weir_engine_start(weir_engine *e);
 
 /* Graceful shutdown: stop accepting, finish in-flight exchanges within
  * grace_ns (< 0: wait without bound), then close every connection and join
- * the workers (inline mode). In driven mode the hosts' weir_worker_poll calls
+ * the workers (inline mode). Within the grace each connection is answered
+ * for every request it had parsed (the last answer says Connection: close)
+ * and its close lingers, so a client that pipelined more reads them all and
+ * then EOF, never a reset (docs/engine.md); the hard close at the grace's
+ * end does not linger. In driven mode the hosts' weir_worker_poll calls
  * return WEIR_E_SHUTDOWN once their worker has finished. Returns 0,
  * -ETIMEDOUT (grace ran out; what was left was closed and counted), or
  * -EINVAL. Control thread; but while one call waits, another from any thread
