@@ -265,6 +265,8 @@ func bodyErr(rc int64) error {
 		return io.ErrUnexpectedEOF
 	case rc == int64(C.WEIR_E_STATE) || rc == int64(C.WEIR_E_STALE):
 		return ErrBodyAfterAnswer
+	case rc == int64(C.WEIR_E_BODY_TOO_LARGE):
+		return ErrBodyTooLarge
 	}
 	return &Error{Op: "weir_body_read", Code: int(rc)}
 }

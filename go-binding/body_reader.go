@@ -23,7 +23,8 @@ type bodyReader struct {
 	buf      []byte  // what the last read gave, [off, n) not yet returned
 	off, n   int
 	err      error       // the body is over: io.EOF, or why not
-	gone     atomic.Bool // a read found the connection dead (WEIR_E_GONE): the exchange is consumed
+	gone     atomic.Bool // a read found the connection dead (WEIR_E_GONE), or past MaxBody: the exchange is consumed
+	tooLarge atomic.Bool // it was past MaxBody (WEIR_E_BODY_TOO_LARGE): weir answered 413
 	rmu      sync.Mutex  // one read at a time (the adapter's drain must not join another goroutine's)
 	mu       sync.Mutex
 	inflight *bodyRead // a read waiting for its worker (ReadBody on another goroutine may be in it)
@@ -106,8 +107,9 @@ func (w *ResponseWriter) readLocked(b *bodyReader, p []byte) (int, error) {
 		}
 		if rc <= 0 {
 			b.err = bodyErr(rc)
-			if rc == int64(C.WEIR_E_GONE) {
-				b.gone.Store(true)
+			if rc == int64(C.WEIR_E_GONE) || rc == int64(C.WEIR_E_BODY_TOO_LARGE) {
+				b.tooLarge.Store(rc == int64(C.WEIR_E_BODY_TOO_LARGE))
+				b.gone.Store(true) // either way weir consumed the exchange
 			}
 			return 0, b.err
 		}

@@ -92,7 +92,13 @@ type Config struct {
 	StreamWindowBytes int
 	// Parser limits (0 = default): request line 8192, header section 16384,
 	// 100 fields, chunk extensions 256, trailer section 4096, 32 trailers,
-	// body 1 MiB.
+	// body 1 MiB. MaxBody bounds every body, buffered or streamed (weir's
+	// max_body, 0.4): a declared length past it is answered 413 before the
+	// handler runs (and before any 100 Continue), a chunked one at the chunk
+	// that crosses it (ReadBody then says ErrBodyTooLarge, the exchange
+	// consumed). Negative: no limit (WEIR_BODY_UNLIMITED). For HTTP handlers
+	// 0 means no limit, as net/http has none (http.MaxBytesReader is the
+	// handler's).
 	MaxRequestLine  int
 	MaxHeaderBytes  int
 	MaxHeaders      int
@@ -142,8 +148,8 @@ type Config struct {
 	// body and every request that expects 100-continue reach the handler at
 	// their head (Request.BodyStreamed), and ResponseWriter.ReadBody reads
 	// them as they arrive; the 100 Continue then goes with the first read
-	// (weir's stream_body_bytes). MaxBody then bounds only the bodies weir
-	// buffers. 0: off for native handlers, 256 KiB for HTTP (whose
+	// (weir's stream_body_bytes); MaxBody bounds them too. 0: off for
+	// native handlers, 256 KiB for HTTP (whose
 	// r.Body streams so, net/http's way); negative: off.
 	StreamBodyBytes int64
 	// ProxyProtocol makes every accepted connection begin with a PROXY
@@ -325,6 +331,8 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_li
 	set(&limits.max_trailers, c.MaxTrailers)
 	if c.MaxBody > 0 {
 		limits.max_body = C.uint64_t(c.MaxBody)
+	} else if c.MaxBody < 0 {
+		limits.max_body = C.WEIR_BODY_UNLIMITED
 	}
 	out.limits = limits
 	if c.ProxyProtocol && c.ProxyTrusted != "" {

@@ -93,6 +93,9 @@ func New(cfg Config) (*Engine, error) {
 		if cfg.StreamBodyBytes == 0 {
 			cfg.StreamBodyBytes = httpStreamBodyBytes // r.Body streams, and 100 Continue waits for its first Read
 		}
+		if cfg.MaxBody == 0 {
+			cfg.MaxBody = -1 // net/http bounds no body (http.MaxBytesReader is the handler's); weir's max_body holds for streamed ones too
+		}
 	}
 	e := &Engine{cfg: cfg, handler: cfg.Handler, done: make(chan struct{}), stopped: make(chan struct{}), idle: make(chan *asyncPair)}
 	if cfg.HTTP != nil {

@@ -25,6 +25,11 @@ var (
 	ErrShutdown    = &Error{Code: int(C.WEIR_E_SHUTDOWN)}    // the engine is shutting down or shut down
 	ErrStale       = &Error{Code: int(C.WEIR_E_STALE)}       // the exchange's handle is no longer valid (a stream its connection's death ended)
 	ErrUnavailable = &Error{Code: int(C.WEIR_E_UNAVAILABLE)} // the backend is not available on this kernel
+	// ErrBodyTooLarge: a streamed body's chunks took it past MaxBody; weir
+	// answered 413 itself and closes the connection, so the exchange is
+	// consumed (a later answer returns it again). A declared length past
+	// MaxBody never reaches a handler: weir answers 413 at the head.
+	ErrBodyTooLarge = &Error{Code: int(C.WEIR_E_BODY_TOO_LARGE)}
 )
 
 // Errors of the binding itself.

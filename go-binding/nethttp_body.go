@@ -28,6 +28,9 @@ func (s *httpStreamBody) Read(p []byte) (int, error) {
 	}
 	s.read.Store(true)
 	n, err := s.w.readBody(s.b, p)
+	if err == ErrBodyTooLarge { // what http.MaxBytesReader gives a net/http handler
+		err = &http.MaxBytesError{Limit: s.w.e.cfg.MaxBody}
+	}
 	if err == io.EOF && !s.eof.Swap(true) {
 		s.trailers()
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -136,15 +137,15 @@ func TestNetHTTPChunkedBodyStreams(t *testing.T) {
 	}
 }
 
-// A body past MaxBody streams whole when its length is at least the
-// threshold (MaxBody bounds only what weir buffers); the smaller one still
-// comes buffered, and a body the handler leaves unread is drained up to
-// 256 KiB so the connection stays open, and closes the connection past it.
+// A large body streams whole when its length is at least the threshold
+// (no MaxBody: net/http's none); the smaller one still comes buffered, and a
+// body the handler leaves unread is drained up to 256 KiB so the connection
+// stays open, and closes the connection past it.
 func TestNetHTTPLargeBodyStreamsAndDrains(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 1<<16) // 1 MiB
 	for _, m := range bodyModes {
 		t.Run(m.name, func(t *testing.T) {
-			e, addr := start(t, Config{Inline: m.inline, MaxBody: 512 << 10, StreamBodyBytes: 64 << 10,
+			e, addr := start(t, Config{Inline: m.inline, StreamBodyBytes: 64 << 10,
 				HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					if r.URL.Path == "/ignore" {
 						io.WriteString(w, "ignored")
@@ -284,5 +285,56 @@ func TestReadBodyNative(t *testing.T) {
 				t.Fatal("the read of a body whose client went never returned")
 			}
 		})
+	}
+}
+
+// MaxBody holds for streamed bodies (weir 0.4): a declared length past it is
+// answered 413 before the handler runs and without a 100 Continue; a
+// chunked body whose chunks cross it ends the handler's r.Body with an
+// *http.MaxBytesError (net/http's own error for http.MaxBytesReader) while
+// weir answers 413 and closes. The arm that must lose: the same requests
+// with no MaxBody (an HTTP handler's default) reach the handler whole.
+func TestNetHTTPMaxBody(t *testing.T) {
+	big := strings.Repeat("x", 600<<10)
+	chunked := "POST /read HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+		"40000\r\n" + big[:256<<10] + "\r\n" + "40000\r\n" + big[:256<<10] + "\r\n0\r\n\r\n" // 512 KiB in two chunks
+	for _, m := range bodyModes {
+		for _, limit := range []int64{300 << 10, 0} {
+			t.Run(fmt.Sprintf("%s/max%d", m.name, limit), func(t *testing.T) {
+				var ran atomic.Int32
+				readErr := make(chan error, 1)
+				_, addr := start(t, Config{Inline: m.inline, MaxBody: limit, HTTP: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					ran.Add(1)
+					b, err := io.ReadAll(r.Body)
+					readErr <- err
+					if err != nil {
+						return // weir answered 413; whatever the handler writes is dropped
+					}
+					fmt.Fprintf(w, "%d", len(b))
+				})})
+				c := dial(t, addr)
+				c.send(post("/read", big))
+				resp, body := c.read("POST")
+				if limit > 0 {
+					if resp.StatusCode != 413 || ran.Load() != 0 {
+						t.Fatalf("declared past MaxBody: %d %q, handler ran %d times", resp.StatusCode, body, ran.Load())
+					}
+					c = dial(t, addr) // the 413 closed that connection
+				} else if err := <-readErr; resp.StatusCode != 200 || body != itoa(len(big)) || err != nil {
+					t.Fatalf("no MaxBody: %d %q %v", resp.StatusCode, body, err)
+				}
+				c.send(chunked)
+				resp, body = c.read("POST")
+				err := <-readErr
+				if limit > 0 {
+					var mbe *http.MaxBytesError
+					if resp.StatusCode != 413 || !errors.As(err, &mbe) || mbe.Limit != limit {
+						t.Fatalf("chunked past MaxBody: %d %q, handler's read error %v", resp.StatusCode, body, err)
+					}
+				} else if resp.StatusCode != 200 || body != itoa(512<<10) || err != nil {
+					t.Fatalf("chunked, no MaxBody: %d %q %v", resp.StatusCode, body, err)
+				}
+			})
+		}
 	}
 }

@@ -112,6 +112,9 @@ func (w *ResponseWriter) respond(status int, body unsafe.Pointer, n int) error {
 	}
 	w.answered = true
 	if w.body != nil && w.body.gone.Load() {
+		if w.body.tooLarge.Load() {
+			return ErrBodyTooLarge // weir answered 413 and consumed the exchange
+		}
 		return ErrGone // a body read found the connection dead: weir consumed the exchange
 	}
 	var flags uint32

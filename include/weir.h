@@ -191,8 +191,16 @@ typedef struct weir_http1_limits {
     uint32_t max_trailers;      /* trailer field lines: 32 -> 431; 0 = no trailer field     */
     uint32_t reserved_;         /* zero                                                     */
     uint64_t max_body;          /* decoded body bytes: 1 MiB (1048576) -> 413; 0 = no body
-                                   byte allowed                                             */
+                                   byte allowed; WEIR_BODY_UNLIMITED = no limit. The
+                                   engine applies it to every body, buffered or
+                                   streamed (weir_config.stream_body_bytes)           */
 } weir_http1_limits;
+
+/* weir_http1_limits.max_body: no limit (0.4). Meant for hosts that stream
+ * unbounded uploads (weir_body_read); a body weir buffers is then bounded only
+ * by memory (a failed allocation closes its connection), so pair it with
+ * stream_body_bytes. The parser took UINT64_MAX this way already. */
+#define WEIR_BODY_UNLIMITED UINT64_MAX
 
 /* Sets size and every default above. Any thread. */
 WEIR_API void weir_http1_limits_init(weir_http1_limits *limits);
@@ -399,9 +407,13 @@ typedef struct weir_config {
                                     this, every chunked body, and every request
                                     that expects 100-continue (so the host decides
                                     whether the body comes) is handed out at its
-                                    head with WEIR_REQ_BODY_STREAM; max_body then
-                                    bounds only the bodies weir buffers.
-                                    0 = off, every body buffered: 0                  */
+                                    head with WEIR_REQ_BODY_STREAM. max_body holds
+                                    for these too (since 0.4): a declared length
+                                    past it is answered 413 at its head (before any
+                                    100 Continue, never handed out), a chunked body
+                                    at the chunk size that crosses it (weir_body_read
+                                    says WEIR_E_BODY_TOO_LARGE); WEIR_BODY_UNLIMITED
+                                    lifts it. 0 = off, every body buffered: 0        */
     uint32_t report_gone;       /* (0.3) driven mode: 1 hands the exchanges the host
                                     holds out again, in a poll batch, when their
                                     client goes (its FIN, or the connection
@@ -475,7 +487,11 @@ WEIR_API int weir_engine_start(weir_engine *e);
 
 /* Graceful shutdown: stop accepting, finish in-flight exchanges within
  * grace_ns (< 0: wait without bound), then close every connection and join
- * the workers (inline mode). In driven mode the hosts' weir_worker_poll calls
+ * the workers (inline mode). Within the grace each connection is answered
+ * for every request it had parsed (the last answer says Connection: close)
+ * and its close lingers, so a client that pipelined more reads them all and
+ * then EOF, never a reset (docs/engine.md); the hard close at the grace's
+ * end does not linger. In driven mode the hosts' weir_worker_poll calls
  * return WEIR_E_SHUTDOWN once their worker has finished. Returns 0,
  * -ETIMEDOUT (grace ran out; what was left was closed and counted), or
  * -EINVAL. Control thread; but while one call waits, another from any thread
@@ -1059,6 +1075,19 @@ WEIR_API int weir_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap
  *                     For these the body is over, and ex stays the host's:
  *                     answer it (408, that status, anything); the
  *                     connection closes after the answer.
+ *   WEIR_E_BODY_TOO_LARGE (0.4) a chunk size took the body past max_body
+ *                     (checked as each chunk's size line is read, before
+ *                     its data: a size like ffffffffffffffff fails at once),
+ *                     after the data before it was read (at most max_body
+ *                     bytes in all). weir has answered
+ *                     413 itself, after the answers before it, and closes
+ *                     the connection (lingering: the client reads the 413
+ *                     while still sending; counted in parse_errors and as
+ *                     WEIR_CLOSE_BAD_REQUEST). ex is consumed, as for
+ *                     WEIR_E_GONE: do not answer (weir_respond would say
+ *                     WEIR_E_STALE). The limit holds whatever the host does.
+ *                     (A declared Content-Length past max_body never reaches
+ *                     the host: weir answers 413 at the head.)
  *   WEIR_E_GONE       the connection died (consumed: do not answer).
  *   WEIR_E_STATE      not a streamed body (or its answer began, or the wrong
  *                     thread); WEIR_E_STALE; -EINVAL (NULL, cap 0).

@@ -33,6 +33,9 @@ typedef struct demo_opts {
     uint32_t defer_threads; /* deferred mode's answering pool */
     const char *static_dir; /* --static DIR: GET /files/<name> answers from it; NULL: 404 */
     int stream_body_set;    /* --stream-body-bytes given; else bodies above --max-body stream */
+    uint64_t body_max;      /* --max-body: every route but POST /upload (limits.max_body is the
+                               engine's ceiling, the larger of it and upload_max) */
+    uint64_t upload_max;    /* --upload-max-bytes: POST /upload's own limit; WEIR_BODY_UNLIMITED */
     const char *upgrade_socket; /* --upgrade-socket PATH: SIGQUIT offers this process there */
     const char *take_over;      /* --take-over PATH: take the listeners and connections from there */
     weir_handover_options handover; /* --handover-* */
@@ -62,8 +65,12 @@ static const char demo_usage[] =
     "                           echo: the parsed request as JSON\n"
     "  --static DIR             GET /files/NAME answers the regular file DIR/NAME (weir_serve_file)\n"
     "  --stream-body-bytes N    bodies of N bytes or more (and chunked ones, and those expecting\n"
-    "                           100-continue) are read as they arrive: POST /upload takes any size;\n"
+    "                           100-continue) are read as they arrive (POST /upload up to\n"
+    "                           --upload-max-bytes);\n"
     "                           0 buffers every body (default: --max-body + 1)\n"
+    "  --upload-max-bytes N|unlimited\n"
+    "                           POST /upload's own body limit (413 past it); --max-body holds for\n"
+    "                           every other route (default 4294967296, 4 GiB)\n"
     "  --defer-threads N        deferred mode's pool size (default 4)\n"
     "  --accept-batch N         accepts per door per pass; 0 drains the backlog (default 16)\n"
     "  --linger-ms N            pause linger (default 1500)\n"
@@ -170,6 +177,7 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
     o->cfg.workers = 1;
     o->mode = DEMO_INLINE;
     o->app = DEMO_APP_HELLO;
+    o->upload_max = 4294967296ull;
     o->defer_threads = 4;
     o->controller_interval_ms = 1000;
     o->handover.size = sizeof o->handover;
@@ -265,6 +273,13 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 return demo_bad("bad --controller-interval-ms (want 10 to 60000)", v);
             o->controller_interval_ms = (uint32_t)n;
             o->controller_tuned = 1;
+        } else if (!strcmp(f, "--upload-max-bytes")) {
+            if (!strcmp(v, "unlimited"))
+                o->upload_max = WEIR_BODY_UNLIMITED;
+            else if (demo_u64(v, UINT64_MAX, &n) != 0)
+                return demo_bad("bad --upload-max-bytes (want a number or unlimited)", v);
+            else
+                o->upload_max = n;
         } else if (!strcmp(f, "--max-body")) {
             if (demo_u64(v, UINT64_MAX, &n) != 0)
                 return demo_bad("bad number for --max-body", v);
@@ -325,6 +340,20 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
     o->cfg.host = o->host;
     if (!o->stream_body_set) /* what --max-body allows stays buffered; past it, POST /upload reads it */
         o->cfg.stream_body_bytes = o->limits.max_body >= UINT32_MAX ? 0 : (uint32_t)o->limits.max_body + 1;
+    /* The engine has one max_body; POST /upload needs more than the other
+     * routes. So, as nginx's client_max_body_size per location: the engine's
+     * is the ceiling (the larger of the two: refused at the head, or at the
+     * chunk size that crosses it), and every body above --max-body streams,
+     * so the demo holds each route to its own limit at the head (a declared
+     * length: 413 before any read, so no 100 Continue) or as it reads
+     * (demo_upload.h). With every body buffered nothing streams: --max-body
+     * alone is the engine's. */
+    o->body_max = o->limits.max_body;
+    if (o->cfg.stream_body_bytes && o->upload_max > o->limits.max_body) {
+        if (o->limits.max_body < UINT32_MAX && o->cfg.stream_body_bytes > o->limits.max_body + 1)
+            o->cfg.stream_body_bytes = (uint32_t)o->limits.max_body + 1;
+        o->limits.max_body = o->upload_max;
+    }
     o->cfg.mode = o->mode == DEMO_DRIVEN ? WEIR_MODE_DRIVEN : WEIR_MODE_INLINE;
     return 0;
 }

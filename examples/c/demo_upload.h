@@ -3,13 +3,17 @@
  * expects 100-continue, unless --stream-body-bytes says otherwise):
  *
  *   POST /upload   reads the body as it arrives (weir_body_read) and answers
- *                  "<bytes> <sha256-hex>\n", whatever its size: weir holds no
+ *                  "<bytes> <sha256-hex>\n", up to --upload-max-bytes (4 GiB
+ *                  by default, or unlimited; 413 past it): weir holds no
  *                  more than a read buffer of it at a time.
  *   POST /upload?expect=refuse
  *                  answers 417 before reading: a client that sent
  *                  Expect: 100-continue never sends the body.
  *   anything else  whose body streams is collected up to --max-body and then
- *                  answered as if weir had buffered it (413 past that).
+ *                  answered as if weir had buffered it (413 past that; a
+ *                  declared length past it at once, before any read).
+ * The engine's max_body is the larger of the two limits (demo_args.h): past
+ * it weir refuses the body itself, whatever the route.
  *
  * A read that finds nothing (-EAGAIN) returns; weir hands the exchange back
  * (inline and deferred modes: on_request again, on the worker's thread;
@@ -49,6 +53,7 @@ static pthread_mutex_t g_bodies_mu = PTHREAD_MUTEX_INITIALIZER;
 /* Bodies being read: while 0, no handle can be one handed back. */
 static atomic_int g_bodies_open;
 static uint64_t g_body_max = 1u << 20; /* --max-body, for collected bodies */
+static uint64_t g_upload_max = WEIR_BODY_UNLIMITED; /* --upload-max-bytes, for POST /upload */
 
 static const weir_header_t k_body_text[] = {{{"Content-Type", 12}, {"text/plain", 10}}};
 
@@ -82,6 +87,10 @@ static void demo_body_pump(demo_body *b, demo_app_fn app) {
         int64_t n = weir_body_read(b->ex, chunk, sizeof chunk);
         if (n > 0) {
             if (b->upload) {
+                if (b->bytes + (uint64_t)n > g_upload_max) {
+                    demo_body_fail(b, 413, "upload too large\n"); /* unread rest: weir closes after it */
+                    return;
+                }
                 demo_sha256_update(&b->sha, chunk, (size_t)n);
                 b->bytes += (uint64_t)n;
                 continue;
@@ -108,8 +117,10 @@ static void demo_body_pump(demo_body *b, demo_app_fn app) {
         }
         if (n == -EAGAIN)
             return; /* handed back when there is more */
-        if (n == WEIR_E_GONE) {
-            demo_body_over(b); /* the connection died: nothing to answer */
+        if (n == WEIR_E_GONE || n == WEIR_E_BODY_TOO_LARGE) {
+            /* the connection died, or a chunk crossed the engine's max_body
+             * (weir answered 413 itself): nothing to answer */
+            demo_body_over(b);
             return;
         }
         if (n < 0) {
@@ -140,6 +151,13 @@ static void demo_body_begin(weir_exchange *ex, const weir_request *r, demo_app_f
                  memcmp(r->method.ptr, "POST", 4) == 0;
     if (upload && r->query.len == 13 && memcmp(r->query.ptr, "expect=refuse", 13) == 0) {
         weir_respond(ex, 417, k_body_text, 1, "refused before reading\n", 23, 0);
+        return;
+    }
+    /* Each route's own limit on a declared length, before any read: the
+     * client that waits for a 100 Continue never sends the body. */
+    uint64_t max = upload ? g_upload_max : g_body_max;
+    if (r->body_length != WEIR_LENGTH_UNKNOWN && r->body_length > max) {
+        weir_respond(ex, 413, k_body_text, 1, "body too large\n", 15, 0);
         return;
     }
     pthread_mutex_lock(&g_bodies_mu);

@@ -442,7 +442,8 @@ int main(int argc, char **argv) {
     d.o.cfg.on_request = on_request;
     d.o.cfg.user = &d;
     g_demo = &d;
-    g_body_max = d.o.limits.max_body;
+    g_body_max = d.o.body_max;
+    g_upload_max = d.o.upload_max;
     pthread_mutex_init(&d.mu, NULL);
     pthread_cond_init(&d.cv, NULL);
     atomic_init(&d.failed, 0);

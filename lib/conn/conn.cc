@@ -286,6 +286,11 @@ void Conn::close(uint32_t reason) {
         close_reason_ = reason;
         flags_ |= kClosing | kNoMore;
     }
+    // Input about to be discarded unparsed (pipelined requests, a request
+    // or body half read) was sent past what will be answered: the close
+    // lingers (peer_sent_more), or its reset would cut the last answers.
+    if (st_ && !(flags_ & kFinal) && (st_->end > st_->parse_pos || st_->phase != kHead))
+        flags_ |= kMoreInput;
     end_body(reason == WEIR_CLOSE_BODY_TIMEOUT ? -ETIMEDOUT : -ECONNABORTED);
     if (st_ && !(flags_ & kFinal)) {
         State &s = *st_;

@@ -84,7 +84,9 @@ void Conn::begin_body() {
     s.cont_pending = false;
     s.cont_done = s.end > s.head_end || !(r.flags & WEIR_REQ_EXPECT_CONTINUE);
     if (s.body_chunked) {
-        http1::chunked_init(&s.dec, s.unbounded); // the host reads it as it goes: no bound of weir's
+        // max_body bounds it as it bounds a buffered one (refused at the
+        // chunk size that crosses it: body_read_chunked).
+        http1::chunked_init(&s.dec, settings_.limits);
         // The head's field views and the trailers' to come, side by side.
         s.arena_pos = s.arena_cur + r.num_headers + settings_.limits.max_trailers;
     }
@@ -244,11 +246,15 @@ int64_t Conn::body_read_chunked(State &s, char *out, size_t cap) {
         }
         rc = nt;
     }
-    // A malformed body: what came of it so far is the host's, then the
-    // error; the host answers (weir_http1_status) and the connection closes.
+    // A malformed body, or one a chunk size took past max_body (refused
+    // before that chunk's data): what came of it so far is the host's, then
+    // the error; the host answers (weir_http1_status) and the connection
+    // closes. For WEIR_E_BODY_TOO_LARGE the loop answers 413 itself
+    // (Worker::body_refuse), so the limit holds whatever the host does.
     counters_.parse_errors++;
     end_body(rc);
     close(WEIR_CLOSE_BAD_REQUEST);
+    flags_ |= kMoreInput; // the client may be sending the rest: the close lingers
     return got ? static_cast<int64_t>(got) : rc;
 }
 

@@ -1,4 +1,5 @@
 // Conn, input side: read space and its lend, parsing, handing requests out.
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -17,6 +18,8 @@ void rebase(weir_str_t &v, const char *old_base, const char *new_base) {
     if (v.ptr)
         v.ptr = new_base + (v.ptr - old_base);
 }
+
+size_t sat_add(size_t a, uint64_t b) { return b > SIZE_MAX - a ? SIZE_MAX : a + static_cast<size_t>(b); }
 
 int status_for(int rc) {
     int status = code_status(rc);
@@ -83,9 +86,10 @@ iovec Conn::read_space() {
     if (keep + 512 > s.cap) {
         const weir_http1_limits &l = settings_.limits;
         size_t head_max = size_t{l.max_request_line} + l.max_header_bytes + kHeadSlack;
-        size_t hard = head_max + l.max_body + s.block_size();
+        // Saturating: max_body may be WEIR_BODY_UNLIMITED (then only memory bounds it).
+        size_t hard = sat_add(head_max + s.block_size(), l.max_body);
         if (s.phase == kBodyChunked)
-            hard += l.max_body + 65536; // chunk framing on top of the data
+            hard = sat_add(hard, sat_add(l.max_body, 65536)); // chunk framing on top of the data
         if (s.cap >= hard) {
             if (s.end < s.cap) {
                 flags_ |= kLentIn;
@@ -197,8 +201,10 @@ void Conn::parse() {
                 s.arena_pos = 0;
             }
             s.head.size = sizeof s.head;
-            const weir_http1_limits &hl = settings_.stream_body_bytes ? s.unbounded : lim;
-            int rc = http1::parse_request(s.buf + s.parse_pos, s.end - s.parse_pos, hl, &s.head,
+            // max_body holds for every body, streamed or buffered: a declared
+            // length past it is refused here, before any 100 Continue and
+            // before the host sees the request.
+            int rc = http1::parse_request(s.buf + s.parse_pos, s.end - s.parse_pos, lim, &s.head,
                                           s.arena + s.arena_pos, lim.max_headers);
             if (rc == WEIR_E_INCOMPLETE)
                 return;
@@ -218,10 +224,6 @@ void Conn::parse() {
                 complete(s.head_end, 0, 0);
                 begin_body();
                 return;
-            }
-            if (s.head.body_kind == WEIR_BODY_LENGTH && s.head.content_length > lim.max_body) {
-                refuse(status_for(WEIR_E_BODY_TOO_LARGE), WEIR_CLOSE_BAD_REQUEST, true);
-                return; // (only when bodies may stream: the parser refuses it otherwise)
             }
             if (s.head.body_kind == WEIR_BODY_LENGTH) {
                 s.phase = kBodyLength;

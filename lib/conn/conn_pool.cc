@@ -17,8 +17,6 @@ bool Conn::State::init() {
     uint32_t per = cfg.limits.max_headers + cfg.limits.max_trailers;
     arena_cap = 2 * per > 8 * nslots ? 2 * per : 8 * nslots;
     arena = new (std::nothrow) weir_header_t[arena_cap];
-    unbounded = cfg.limits;
-    unbounded.max_body = UINT64_MAX;
     return block && slots && arena;
 }
 

@@ -113,10 +113,6 @@ struct Conn::State {
     uint64_t body_left = 0;
     bool body_chunked = false;
     bool cont_done = false; // no 100 Continue owed: sent, bytes came first, or none asked
-    // The limits with no max_body (set once, by init): the heads' when bodies
-    // may stream (which body is buffered, and so bounded, is decided once
-    // its head is parsed), and a streamed chunked body's decoder's.
-    weir_http1_limits unbounded{};
     bool body_wait = false; // the host was told -EAGAIN and waits for bytes
 
     // Exchanges, a ring indexed by sequence number.

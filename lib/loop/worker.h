@@ -361,6 +361,8 @@ class Worker final : public ImageSink {
     void upgrade_deliver(Slot &s, ImageNode *n);
     void hand_back(uint64_t h);
     void body_hand_back(Slot &s);
+    void body_refuse(Slot &s, Exchange *x, uint64_t h);
+    bool graceful_stop(uint32_t reason) const;
     void drop_upgrades();
     void publish_streams(Slot &s);
     bool streams_have_room(Slot &s);

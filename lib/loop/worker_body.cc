@@ -26,6 +26,8 @@ int64_t Worker::body_read(TicketRef &r, void *buf, size_t cap) {
         tickets_.retire(h); // consumed (the failure rule): the connection is gone
         if (x == cur_ex_)
             cur_answered_ = true;
+    } else if (n == WEIR_E_BODY_TOO_LARGE) {
+        body_refuse(s, x, h);
     } else if (n == -EAGAIN) {
         s.body_handle = h;
         if (x == cur_ex_)
@@ -34,6 +36,27 @@ int64_t Worker::body_read(TicketRef &r, void *buf, size_t cap) {
     s.answered = true; // the host is at work: its deadline starts again
     mark_dirty(s);     // room to read again, or requests pipelined behind the body
     return n;
+}
+
+// A chunk size took x's body past max_body (the Conn counted it and is
+// closing): weir answers 413 itself, as it refuses a declared length too
+// large before the host sees it, so the limit holds whatever the host does
+// with the error; ex is consumed (its handle turns stale, as the handler
+// deadline's 503 leaves it). The answers before it leave first; the close
+// lingers (WEIR_CLOSE_BAD_REQUEST), so the client reads the 413 while it is
+// still sending.
+void Worker::body_refuse(Slot &s, Exchange *x, uint64_t h) {
+    if (!tickets_.cancel(h))
+        return; // cannot happen on the owning thread between the read and here
+    static const weir_header_t kText[] = {{{"Content-Type", 12}, {"text/plain", 10}}};
+    static const char kMsg[] = "request body too large\n";
+    // No WEIR_RESPOND_CLOSE: the Conn is closing already, and its reason
+    // (WEIR_CLOSE_BAD_REQUEST) is the one counted. A failure (WEIR_E_GONE,
+    // -ENOMEM) released x all the same.
+    s.conn().respond(x, 413, kText, 1, kMsg, sizeof kMsg - 1, 0);
+    mark_dirty(s);
+    if (x == cur_ex_)
+        cur_answered_ = true;
 }
 
 // Settle: the host waits for s's body (it was told -EAGAIN); hand the

@@ -34,6 +34,19 @@ bool chosen(uint32_t reason) {
 
 } // namespace
 
+// A graceful shutdown's close (begin_stop asked every connection to finish):
+// it comes after the answers to every request parsed, while the client may
+// have pipelined more that weir never read, or may still be sending it.
+// Those bytes may sit in the kernel, or may have been taken by io_uring's
+// multishot recv and dropped at the release, or may be on their way: the
+// Conn cannot know. So it always lingers (unless the peer's FIN is in): the
+// FIN leaves after the answers, and the reaper reads and discards until the
+// client's own FIN (or kLingerMs): a close with unread input, or input
+// arriving after it, would reset, and the reset purges the answers still in
+// the send queue. The hard close at the end of the grace (forced_) does not
+// linger: its answers are dropped anyway, and it must end everything in time.
+bool Worker::graceful_stop(uint32_t reason) const { return reason == WEIR_CLOSE_SHUTDOWN && stop_begun_ && !forced_; }
+
 Slot *Worker::alloc_slot() {
     if (!free_slots_) {
         std::unique_ptr<Slot[]> chunk(new (std::nothrow) Slot[kSlotChunk]);
@@ -247,8 +260,9 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
         log_once(LOG_NO_MEMORY, "out of memory or buffers for a connection; connection closed");
     bool error = lingering(reason) && !s.broken && !linger_hooks().skip_error_drain.load();
     bool unread = s.conn().peer_sent_more();
-    if (!linger_hooks().skip_close_linger.load() && !s.broken && (error || (chosen(reason) && unread)))
-        close_lingering(s, unread);
+    bool stop = graceful_stop(reason);
+    if (!linger_hooks().skip_close_linger.load() && !s.broken && (error || (chosen(reason) && unread) || stop))
+        close_lingering(s, unread || stop);
     else
         port_->close(s, error);
     s.conn().on_closed();

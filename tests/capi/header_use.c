@@ -176,6 +176,8 @@ int weir_header_use(void) {
     n += (f_serve_file != 0) + (f_file_options_init != 0) + (f_content_type != 0) + (int)fopts.size +
          (int)fopts.flags + (int)fopts.num_headers + (int)fopts.respond_flags + (fopts.content_type != 0) +
          (fopts.headers != 0);
+    /* 0.4: no body limit (weir_http1_limits.max_body). */
+    n += (WEIR_BODY_UNLIMITED == UINT64_MAX);
     /* 0.4: the PROXY protocol (config fields, close reason, counters). */
     cfg.proxy_protocol = WEIR_PROXY_ON;
     cfg.proxy_timeout_ms = 5000;

@@ -1,5 +1,5 @@
 // Streamed request bodies (cfg.stream_body_bytes, weir_body_read): bodies
-// far above max_body read as they arrive, Content-Length and chunked (with
+// far above the default max_body (lifted: WEIR_BODY_UNLIMITED) read as they arrive, Content-Length and chunked (with
 // trailers), inline (on_request again after -EAGAIN) and driven (the handle
 // again in a poll batch); requests pipelined behind a body; 100 Continue on
 // the host's first read and refused by an answer first (417); an answer
@@ -164,9 +164,25 @@ void handler(void *, weir_exchange *ex) {
     }
 }
 
+// Streamed bodies here are far above the default max_body, which holds for
+// them too (test_body_limits.cc): a host that streams unbounded uploads says
+// so, with WEIR_BODY_UNLIMITED. The buffered arm (stream_over 0) keeps the
+// default 1 MiB.
+const weir_http1_limits *unlimited() {
+    static weir_http1_limits l = [] {
+        weir_http1_limits v;
+        weir_http1_limits_init(&v);
+        v.max_body = WEIR_BODY_UNLIMITED;
+        return v;
+    }();
+    return &l;
+}
+
 weir_config cfg(uint32_t stream_over) {
     weir_config c = config(1, WEIR_MODE_INLINE, handler, nullptr);
     c.stream_body_bytes = stream_over;
+    if (stream_over)
+        c.limits = unlimited();
     return c;
 }
 
@@ -444,6 +460,7 @@ void test_misuse(void **) {
 void test_driven(void **) {
     weir_config c0 = config(1, WEIR_MODE_DRIVEN, nullptr, nullptr);
     c0.stream_body_bytes = 1;
+    c0.limits = unlimited();
     Server s;
     assert_int_equal(s.start(c0), 0);
     weir_worker *w = nullptr;

@@ -87,6 +87,8 @@ pub const WEIR_TARGET_ASTERISK: u32 = 4;
 pub const WEIR_BODY_NONE: u32 = 0;
 pub const WEIR_BODY_LENGTH: u32 = 1;
 pub const WEIR_BODY_CHUNKED: u32 = 2;
+/// weir_http1_limits.max_body: no limit (0.4).
+pub const WEIR_BODY_UNLIMITED: u64 = u64::MAX;
 pub const WEIR_REQ_KEEP_ALIVE: u32 = 0x1;
 pub const WEIR_REQ_EXPECT_CONTINUE: u32 = 0x2;
 pub const WEIR_REQ_UPGRADE: u32 = 0x4;

@@ -17,6 +17,7 @@ pub struct Builder {
     proxy_trusted: Option<String>,
     proxy_timeout: Duration,
     proxy_max_bytes: u32,
+    max_body: Option<u64>,
 }
 
 impl Default for Builder {
@@ -30,6 +31,7 @@ impl Default for Builder {
             proxy_trusted: None,
             proxy_timeout: Duration::ZERO,
             proxy_max_bytes: 0,
+            max_body: None,
         }
     }
 }
@@ -47,9 +49,10 @@ impl Builder {
     }
     /// Request bodies of at least `bytes` (and chunked ones, and those that
     /// expect 100-continue) reach a [`Response::read_body`] reader as they
-    /// arrive, of any size; 0 (the default) buffers every body whole, up to
-    /// weir's max_body. A handler that does not return a reader for such a
-    /// request answers without its body (and the connection then closes).
+    /// arrive; 0 (the default) buffers every body whole. Either way at most
+    /// [`Builder::max_body`] bytes (weir answers 413 past it). A handler that
+    /// does not return a reader for such a request answers without its body
+    /// (and the connection then closes).
     pub fn stream_bodies(mut self, bytes: u32) -> Self {
         self.stream_bodies = bytes;
         self
@@ -89,6 +92,15 @@ impl Builder {
         self.proxy_max_bytes = n;
         self
     }
+    /// The longest request body, buffered or streamed (weir's max_body; 1 MiB
+    /// unless set): a declared length past it is answered 413 before the
+    /// handler sees it, a chunked body at the chunk that crosses it.
+    /// `sys::WEIR_BODY_UNLIMITED` (`u64::MAX`): no limit, for a handler that
+    /// streams unbounded uploads.
+    pub fn max_body(mut self, bytes: u64) -> Self {
+        self.max_body = Some(bytes);
+        self
+    }
     /// Use io_uring instead of epoll.
     pub fn uring(mut self) -> Self {
         self.backend = sys::WEIR_BACKEND_URING;
@@ -120,6 +132,13 @@ impl Builder {
             cfg.proxy_timeout_ms = u32::try_from(self.proxy_timeout.as_nanos().div_ceil(1_000_000)).unwrap_or(u32::MAX);
             cfg.proxy_max_bytes = self.proxy_max_bytes;
             cfg.proxy_trusted = trusted.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
+        }
+        // Copied by weir_engine_create: it need only outlive the call.
+        let mut limits: sys::weir_http1_limits = unsafe { std::mem::zeroed() };
+        unsafe { sys::weir_http1_limits_init(&mut limits) };
+        if let Some(max) = self.max_body {
+            limits.max_body = max;
+            cfg.limits = &limits;
         }
         cfg.on_request = Some(on_request);
         cfg.user = &*handler as *const Box<Handler> as *mut c_void;

@@ -168,9 +168,10 @@ fn read_slowly(addr: std::net::SocketAddr) {
     assert!(body == want, "the pieces arrived out of order");
 }
 
-// A 3 MiB body (weir's max_body is 1 MiB) read as it arrives through
-// Response::read_body, and a small one buffered (stream_bodies(1 MiB)): the
-// reader sees the bytes either way.
+// A 3 MiB body (past weir's default max_body, 1 MiB, lifted here: it holds
+// for streamed bodies too) read as it arrives through Response::read_body,
+// and a small one buffered (stream_bodies(1 MiB)): the reader sees the bytes
+// either way. With the default max_body the 3 MiB one is a 413.
 #[test]
 fn read_body_streams_a_body_above_max_body() {
     use weir::BodyPiece;
@@ -187,9 +188,29 @@ fn read_body_streams_a_body_above_max_body() {
         })
     };
     each_backend(
-        || Engine::builder().workers(1).stream_bodies(1 << 20),
+        || Engine::builder().workers(1).stream_bodies(1 << 20).max_body(weir::sys::WEIR_BODY_UNLIMITED),
         handler,
         |engine, _| read_bodies(engine.local_addr().unwrap()),
+    );
+}
+
+// The default max_body (1 MiB) holds for a streamed body: a declared 3 MiB
+// is answered 413 at its head, the handler never called.
+#[test]
+fn max_body_holds_for_streamed_bodies() {
+    let handler = |_req: &weir::Request<'_>| -> Response { panic!("the handler saw a body past max_body") };
+    each_backend(
+        || Engine::builder().workers(1).stream_bodies(1 << 20),
+        handler,
+        |engine, _| {
+            let mut s = TcpStream::connect(engine.local_addr().unwrap()).expect("connect");
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            write!(s, "POST /up HTTP/1.1\r\nHost: t\r\nContent-Length: 3145728\r\nExpect: 100-continue\r\n\r\n")
+                .unwrap();
+            let mut out = String::new();
+            s.read_to_string(&mut out).expect("read the answer");
+            assert!(out.starts_with("HTTP/1.1 413"), "{out}");
+        },
     );
 }
 
