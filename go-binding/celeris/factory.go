@@ -19,8 +19,11 @@ import (
 // base leaves unset: Addr, or Listener (StartWithListener), whose socket weir
 // serves itself (weir.Config.Listener: no rebinding, so no window in which
 // the port is free),
-// the worker count, and Async when celeris asks for async handlers. Its other
-// knobs (timeouts, limits) are not translated; set them in base.
+// the worker count, Async when celeris asks for async handlers, and the body
+// limit (MaxRequestBodySize: 100 MB by celeris's default, resolved 0 meaning
+// none), which weir 0.4 holds for streamed bodies too, so leaving weir's own
+// 1 MiB default there would refuse uploads celeris accepts. Its other knobs
+// (timeouts, header limits) are not translated yet; set them in base.
 func Factory(base weir.Config) func(resource.Config, stream.Handler) (engine.Engine, error) {
 	return func(cfg resource.Config, h stream.Handler) (engine.Engine, error) {
 		c := base
@@ -32,6 +35,12 @@ func Factory(base weir.Config) func(resource.Config, stream.Handler) (engine.Eng
 			c.Workers = cfg.Resources.Workers
 		}
 		c.Async = c.Async || cfg.AsyncHandlers
+		if c.MaxBody == 0 {
+			c.MaxBody = -1 // celeris's resolved 0: no limit
+			if cfg.MaxRequestBodySize > 0 {
+				c.MaxBody = cfg.MaxRequestBodySize
+			}
+		}
 		return New(c, h)
 	}
 }
