@@ -372,8 +372,10 @@ typedef struct weir_config {
                                    0 = 16384; 1..255 is -EINVAL                       */
     uint32_t max_output_bytes;  /* unsent output before the connection is closed:
                                    4194304; 0 = 4194304                               */
-    uint32_t max_connections;   /* per worker; over it, accept and close: 10000;
-                                   0 = 10000                                          */
+    uint32_t max_connections;   /* per worker: 10000; 0 = 10000. Over it (no sibling
+                                   with room) a connection is accepted, answered
+                                   503 with Retry-After: 1 and Connection: close,
+                                   and closed lingering (counted max_connections) */
     uint32_t max_pipeline;      /* requests parsed ahead of their answers per
                                    connection: 64; 0 = 64                             */
     uint32_t header_timeout_ms; /* first byte to complete head, one deadline: 10000;
