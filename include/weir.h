@@ -609,7 +609,7 @@ WEIR_API int weir_worker_own(weir_worker *w, int own);
 #define WEIR_CLOSE_WRITE_TIMEOUT 5   /* output made no progress in time                 */
 #define WEIR_CLOSE_OUTPUT_LIMIT 6    /* unsent output passed max_output_bytes           */
 #define WEIR_CLOSE_IO_ERROR 7        /* read/write error other than a peer close        */
-#define WEIR_CLOSE_MAX_CONNECTIONS 8 /* accepted over max_connections                   */
+#define WEIR_CLOSE_MAX_CONNECTIONS 8 /* accepted over max_connections (answered 503)    */
 #define WEIR_CLOSE_SHUTDOWN 9        /* engine shutdown closed it                        */
 #define WEIR_CLOSE_HANDLER 10        /* the handler's answer asked for close            */
 #define WEIR_CLOSE_RESOURCE 11       /* out of memory or buffers for this connection    */
