@@ -2,12 +2,11 @@
 // each per pass, after the pass's other connections were settled. Where the
 // connections come from is the port's business (Port::accept); how many a
 // batch admits is decided here, by run_batch (doors.h).
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
-
-#include <sys/socket.h>
 
 #include "loop/engine.h"
 #include "loop/hooks.h"
@@ -87,11 +86,10 @@ void Worker::answer_over_limit(int fd) {
                                    "Connection: close\r\n"
                                    "Content-Length: 0\r\n\r\n";
     ::send(fd, k503, sizeof k503 - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-    size_t got = 0;
     // Not done: the peer has not closed, and a request arriving after a
     // plain close would draw the reset that purges the 503. The reaper reads
     // until its FIN or a bound (kLingerMs, kLingerBytes).
-    if (!fin_and_drain(fd, 16, &got) && engine_.reaper().take(fd))
+    if (!fin_and_drain(fd, 16) && engine_.reaper().take(fd))
         return;
     ::close(fd);
 }
