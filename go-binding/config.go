@@ -73,7 +73,8 @@ type Config struct {
 	ReadBufferSize int
 	// MaxOutputBytes of unsent output before a connection is closed (default 4 MiB).
 	MaxOutputBytes int
-	// MaxConnections per worker (default 10000).
+	// MaxConnections per worker (default 10000). A client accepted over it is
+	// answered 503 with Retry-After: 1 and Connection: close, then closed.
 	MaxConnections int
 	// MaxPipeline: requests parsed ahead of their answers per connection (default 64).
 	MaxPipeline int

@@ -372,8 +372,10 @@ typedef struct weir_config {
                                    0 = 16384; 1..255 is -EINVAL                       */
     uint32_t max_output_bytes;  /* unsent output before the connection is closed:
                                    4194304; 0 = 4194304                               */
-    uint32_t max_connections;   /* per worker; over it, accept and close: 10000;
-                                   0 = 10000                                          */
+    uint32_t max_connections;   /* per worker: 10000; 0 = 10000. Over it (no sibling
+                                   with room) a connection is accepted, answered
+                                   503 with Retry-After: 1 and Connection: close,
+                                   and closed lingering (counted max_connections) */
     uint32_t max_pipeline;      /* requests parsed ahead of their answers per
                                    connection: 64; 0 = 64                             */
     uint32_t header_timeout_ms; /* first byte to complete head, one deadline: 10000;
@@ -607,7 +609,7 @@ WEIR_API int weir_worker_own(weir_worker *w, int own);
 #define WEIR_CLOSE_WRITE_TIMEOUT 5   /* output made no progress in time                 */
 #define WEIR_CLOSE_OUTPUT_LIMIT 6    /* unsent output passed max_output_bytes           */
 #define WEIR_CLOSE_IO_ERROR 7        /* read/write error other than a peer close        */
-#define WEIR_CLOSE_MAX_CONNECTIONS 8 /* accepted over max_connections                   */
+#define WEIR_CLOSE_MAX_CONNECTIONS 8 /* accepted over max_connections (answered 503)    */
 #define WEIR_CLOSE_SHUTDOWN 9        /* engine shutdown closed it                        */
 #define WEIR_CLOSE_HANDLER 10        /* the handler's answer asked for close            */
 #define WEIR_CLOSE_RESOURCE 11       /* out of memory or buffers for this connection    */

@@ -75,6 +75,8 @@ static const char demo_usage[] =
     "  --accept-batch N         accepts per door per pass; 0 drains the backlog (default 16)\n"
     "  --linger-ms N            pause linger (default 1500)\n"
     "  --no-defer-accept        do not set TCP_DEFER_ACCEPT on the listeners\n"
+    "  --max-connections N      open connections per worker; a client over it is answered 503 with\n"
+    "                           Retry-After: 1 and closed (default 10000)\n"
     "  --max-request-line N     --max-header-bytes N   --max-headers N   --max-body N\n"
     "  --header-timeout-ms N    --idle-timeout-ms N   --body-timeout-ms N   --write-timeout-ms N\n"
     "  --upgrade-socket PATH    SIGQUIT hands the listeners and every connection to a successor\n"
@@ -293,6 +295,8 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 u32 = &o->cfg.accept_batch;
             else if (!strcmp(f, "--linger-ms"))
                 u32 = &o->cfg.linger_ms;
+            else if (!strcmp(f, "--max-connections"))
+                u32 = &o->cfg.max_connections;
             else if (!strcmp(f, "--max-request-line"))
                 u32 = &o->limits.max_request_line;
             else if (!strcmp(f, "--max-header-bytes"))

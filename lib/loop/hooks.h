@@ -36,6 +36,11 @@ struct LoopHooks {
     // Answers given from a thread that was not the worker's, posted to it
     // (Worker::respond's queue path). Counted always, read by tests.
     std::atomic<uint64_t> posted_answers{0};
+    // The connection limit's arm: a connection accepted over max_connections
+    // is closed at once, unanswered, as before issue 32 (no 503, no linger).
+    // tests/integration/test_max_conns_answer.cc shows the client then gets
+    // no answer.
+    std::atomic<bool> skip_limit_answer{false};
 };
 LoopHooks &loop_hooks();
 

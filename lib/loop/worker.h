@@ -372,7 +372,8 @@ class Worker final : public ImageSink {
     Take admit_handoff();
     bool hand_off(const Accepted &a);
     void drop_images();
-    static void drop_image(ImageNode *n);
+    void drop_image(ImageNode *n, uint32_t reason);
+    void answer_over_limit(int fd);
     void refuse(ImageNode *n, uint32_t reason);
     // worker_stop.cc
     void begin_stop();

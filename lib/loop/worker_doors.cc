@@ -2,12 +2,14 @@
 // each per pass, after the pass's other connections were settled. Where the
 // connections come from is the port's business (Port::accept); how many a
 // batch admits is decided here, by run_batch (doors.h).
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 
 #include "loop/engine.h"
+#include "loop/hooks.h"
 #include "loop/linger.h"
 #include "loop/sock_ops.h"
 #include "loop/worker.h"
@@ -57,7 +59,7 @@ Take Worker::accept_one(bool drain) {
         if (hand_off(a))
             return Take::Took;
         metrics.close(WEIR_CLOSE_MAX_CONNECTIONS); // counted before the peer can see it
-        ::close(a.fd);
+        answer_over_limit(a.fd);
         return Take::Took;
     }
     ConnImage img;
@@ -66,6 +68,30 @@ Take Worker::accept_one(bool drain) {
     img.peer_len = a.peer_len;
     admit(img);
     return Take::Took;
+}
+
+// Over max_connections with no sibling to take it: the client is told to
+// come back (issue 32) rather than reset. A canned 503, written once without
+// blocking (a fresh socket's send buffer takes it whole; anything else is
+// dropped: no buffer, no slot, no timer), then the lingering close's FIN and
+// drain, so a client whose request is already in (or still on its way) reads
+// the 503 and then EOF, not a reset. The fd is closed here or by the reaper.
+void Worker::answer_over_limit(int fd) {
+    if (loop_hooks().skip_limit_answer.load(std::memory_order_relaxed)) { // the arm as it was
+        ::close(fd);
+        return;
+    }
+    static constexpr char k503[] = "HTTP/1.1 503 Service Unavailable\r\n"
+                                   "Retry-After: 1\r\n" // seconds: a slot frees as soon as a client leaves
+                                   "Connection: close\r\n"
+                                   "Content-Length: 0\r\n\r\n";
+    ::send(fd, k503, sizeof k503 - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+    // Not done: the peer has not closed, and a request arriving after a
+    // plain close would draw the reset that purges the 503. The reaper reads
+    // until its FIN or a bound (kLingerMs, kLingerBytes).
+    if (!fin_and_drain(fd, 16) && engine_.reaper().take(fd))
+        return;
+    ::close(fd);
 }
 
 // Over max_connections: the sibling with the most room takes the connection
@@ -96,7 +122,7 @@ Take Worker::admit_handoff() {
     handoff_local_ = n->next;
     if (n->close_reason) { // a handover's, given back to be closed where it is counted
         metrics.close(n->close_reason);
-        drop_image(n);
+        drop_image(n, 0);
         return Take::Took;
     }
     if (n->refused || (n->ledger && engine_.stopping())) {
@@ -133,13 +159,16 @@ void Worker::refuse(ImageNode *n, uint32_t reason) {
         }
     }
     metrics.close(reason);
-    drop_image(n);
+    drop_image(n, reason);
 }
 
 // Closes an image's socket (FIN first: it sits at a request boundary, and
-// its client may be sending the next request) and settles its ledger.
-void Worker::drop_image(ImageNode *n) {
-    if (n->img.fd >= 0) {
+// its client may be sending the next request) and settles its ledger. A
+// fresh hand-off refused over max_connections is answered 503 first.
+void Worker::drop_image(ImageNode *n, uint32_t reason) {
+    if (n->img.fd >= 0 && reason == WEIR_CLOSE_MAX_CONNECTIONS && !n->ledger) {
+        answer_over_limit(n->img.fd);
+    } else if (n->img.fd >= 0) {
         fin_and_drain(n->img.fd);
         ::close(n->img.fd);
     }

@@ -1,6 +1,7 @@
 // Timers and connection limits: header, idle and write timeouts close with
 // their counted reasons; activity keeps a keep-alive connection; over
-// max_connections a connection is accepted and closed, counted, without spin.
+// max_connections a connection is accepted, answered 503 and closed, counted,
+// without spin (the answer itself: test_max_conns_answer.cc).
 #include "cmocka_cxx.h"
 
 #include <netinet/in.h>

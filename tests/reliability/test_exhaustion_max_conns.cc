@@ -1,8 +1,9 @@
 // Exhaustion: max_connections (issue 14), at the scale of a burst. 200
 // clients connect at once, each sending a request and keeping its connection:
 //   per worker (1 worker, max_connections 32) and across workers (4 workers,
-//   16 each): the connections over the limit are accepted and closed, each
-//   counted as WEIR_CLOSE_MAX_CONNECTIONS; no worker holds more than its
+//   16 each): the connections over the limit are accepted, answered 503
+//   (issue 32) and closed with an EOF, not a reset, each counted as
+//   WEIR_CLOSE_MAX_CONNECTIONS; no worker holds more than its
 //   limit; the ones under it are served, and keep being served; the engine
 //   does not spin while full (its threads' CPU over a second stays under
 //   10 % of what a busy loop spinning in the same second gets); once clients
@@ -43,19 +44,30 @@ void burst_over_the_limit(uint32_t workers, uint32_t max_conns) {
     assert_int_equal(crowd.connect_all(s.port, kAttempts, 5000), kAttempts);
     assert_int_equal(crowd.send_all(get("/")), kAttempts);
     crowd.pump(5000, 500); // until 500 ms pass with nothing new
-    int served = crowd.count_answered(), refused = crowd.count_closed_unanswered();
+    int served = 0, refused = 0, refused_reset = 0, unanswered = crowd.count_closed_unanswered();
+    for (const Crowd::Peer &p : crowd.peers) {
+        if (p.answered && p.status == 200)
+            served++;
+        else if (p.answered && p.status == 503) {
+            refused++;
+            if (!p.closed || p.err != 0) // the 503, then EOF
+                refused_reset++;
+        }
+    }
     weir_metrics m0 = s.metrics();
     std::string per;
     for (uint32_t i = 0; i < workers; i++)
         per += " " + std::to_string(eng->worker(i)->open_connections());
-    print_message("%u worker(s) x max_connections %u, %d at once: %d served and held, %d closed unanswered; "
+    print_message("%u worker(s) x max_connections %u, %d at once: %d served and held, %d answered 503 (%d without EOF), %d closed unanswered; "
                   "max_connections closes %llu, hand-offs %llu; open per worker:%s\n",
-                  workers, max_conns, kAttempts, served, refused,
+                  workers, max_conns, kAttempts, served, refused, refused_reset, unanswered,
                   static_cast<unsigned long long>(m0.closes[WEIR_CLOSE_MAX_CONNECTIONS]),
                   static_cast<unsigned long long>(m0.handoffs), per.c_str());
     for (uint32_t i = 0; i < workers; i++)
         assert_true(eng->worker(i)->open_connections() <= max_conns);
     assert_int_equal(served + refused, kAttempts);
+    assert_int_equal(unanswered, 0);
+    assert_int_equal(refused_reset, 0);
     // Full: each listener gets about 50 of the 200 straight from the kernel's
     // SO_REUSEPORT hash (fewer than 16 is 5 standard deviations away), so
     // every worker fills whatever the hand-offs' races.
@@ -79,7 +91,7 @@ void burst_over_the_limit(uint32_t workers, uint32_t max_conns) {
 
     // The held ones are still served.
     for (Crowd::Peer &p : crowd.peers) {
-        if (!p.answered)
+        if (!p.answered || p.status != 200)
             continue;
         assert_true(send_all(p.c, get("/again")));
         Response r = read_response(p.c, 3000);
