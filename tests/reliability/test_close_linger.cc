@@ -42,46 +42,6 @@ void handler(void *, weir_exchange *ex) {
     answer(ex, 200, std::string(path == "/small" ? 100 : kAnswer, 'b'), flags);
 }
 
-struct Seen {
-    std::string data; // the response as received, head included
-    int end = -1;     // 0 EOF, else the errno (ETIMEDOUT: neither within 10 s)
-    // The head's length plus its Content-Length: what a whole answer is.
-    size_t full() const {
-        size_t h = data.find("\r\n\r\n");
-        size_t cl = data.find("Content-Length: ");
-        if (h == std::string::npos || cl == std::string::npos || cl > h)
-            return 0;
-        return h + 4 + std::stoul(data.substr(cl + 16));
-    }
-};
-
-// Reads slowly (4 KiB a millisecond) until EOF or an error.
-Seen read_slowly(int fd) {
-    Seen s;
-    char buf[4096];
-    int64_t until = now_ms() + 10000;
-    while (now_ms() < until) {
-        pollfd p{fd, POLLIN, 0};
-        if (::poll(&p, 1, 100) <= 0)
-            continue;
-        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-        if (n == 0) {
-            s.end = 0;
-            return s;
-        }
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            s.end = errno;
-            return s;
-        }
-        s.data.append(buf, static_cast<size_t>(n));
-        sleep_ms(1);
-    }
-    s.end = ETIMEDOUT;
-    return s;
-}
-
 struct Run {
     Seen seen;
     int send_errno = 0; // 0: the whole write went

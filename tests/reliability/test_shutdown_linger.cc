@@ -53,38 +53,6 @@ size_t parked() {
     return g_parked.size();
 }
 
-struct Seen {
-    std::string data;
-    int end = -1; // 0 EOF, else the errno (ETIMEDOUT: neither within 10 s)
-};
-
-// Reads slowly (4 KiB a millisecond) until EOF or an error.
-Seen read_slowly(int fd) {
-    Seen s;
-    char buf[4096];
-    int64_t until = now_ms() + bound_ms(10000);
-    while (now_ms() < until) {
-        pollfd p{fd, POLLIN, 0};
-        if (::poll(&p, 1, 100) <= 0)
-            continue;
-        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-        if (n == 0) {
-            s.end = 0;
-            return s;
-        }
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            s.end = errno;
-            return s;
-        }
-        s.data.append(buf, static_cast<size_t>(n));
-        sleep_ms(1);
-    }
-    s.end = ETIMEDOUT;
-    return s;
-}
-
 // Until the listener is closed (begin_stop ran): a connect is refused.
 void wait_listener_closed(uint16_t port) {
     int64_t until = now_ms() + bound_ms(5000);
@@ -144,7 +112,7 @@ Run run(bool linger) {
         for (weir_exchange *ex : g_parked)
             assert_int_equal(answer(ex, 200, std::string(kAnswer, 'a')), 0);
     }
-    r.seen = read_slowly(c.fd);
+    r.seen = read_slowly(c.fd, bound_ms(10000));
     stop = true;
     sender.join();
     ::shutdown(c.fd, SHUT_WR); // the client's FIN: the linger ends

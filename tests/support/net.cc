@@ -226,6 +226,40 @@ bool wait_closed(Client &c, int timeout_ms) {
     }
 }
 
+size_t Seen::full() const {
+    size_t h = data.find("\r\n\r\n");
+    size_t cl = data.find("Content-Length: ");
+    if (h == std::string::npos || cl == std::string::npos || cl > h)
+        return 0;
+    return h + 4 + std::stoul(data.substr(cl + 16));
+}
+
+Seen read_slowly(int fd, int timeout_ms) {
+    Seen s;
+    char buf[4096];
+    int64_t until = now_ms() + timeout_ms;
+    while (now_ms() < until) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 100) <= 0)
+            continue;
+        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n == 0) {
+            s.end = 0;
+            return s;
+        }
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            s.end = errno;
+            return s;
+        }
+        s.data.append(buf, static_cast<size_t>(n));
+        sleep_ms(1);
+    }
+    s.end = ETIMEDOUT;
+    return s;
+}
+
 bool stays_silent(Client &c, int ms) {
     pollfd p{c.fd, POLLIN, 0};
     int r = ::poll(&p, 1, ms);

@@ -71,6 +71,18 @@ Response read_response(Client &c, int timeout_ms = 5000);
 bool wait_closed(Client &c, int timeout_ms = 5000);
 // True when nothing (no byte, no close) arrives within ms.
 bool stays_silent(Client &c, int ms);
+
+// What a slow reader saw: the bytes, then how it ended.
+struct Seen {
+    std::string data; // the response(s) as received, heads included
+    int end = -1;     // 0 EOF, else the errno (ETIMEDOUT: neither within the bound)
+    // The first head's length plus its Content-Length: what a whole answer is.
+    size_t full() const;
+};
+// Reads fd slowly (4 KiB a millisecond, so the server's output backs up)
+// until EOF, an error, or timeout_ms: how a lingering close is told from a
+// reset (docs/engine.md).
+Seen read_slowly(int fd, int timeout_ms = 10000);
 // "GET path HTTP/1.1\r\nHost: t\r\n\r\n" plus extra header lines (each "Name: v\r\n").
 std::string get(const std::string &path, const std::string &extra = "");
 
