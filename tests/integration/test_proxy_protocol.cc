@@ -43,27 +43,12 @@ using namespace proxytext;
 
 namespace {
 
-std::string peer_text(const sockaddr_storage &ss) {
-    char a[INET6_ADDRSTRLEN] = "?";
-    if (ss.ss_family == AF_INET) {
-        auto *s = reinterpret_cast<const sockaddr_in *>(&ss);
-        inet_ntop(AF_INET, &s->sin_addr, a, sizeof a);
-        return std::string(a) + ":" + std::to_string(ntohs(s->sin_port));
-    }
-    if (ss.ss_family == AF_INET6) {
-        auto *s = reinterpret_cast<const sockaddr_in6 *>(&ss);
-        inet_ntop(AF_INET6, &s->sin6_addr, a, sizeof a);
-        return "[" + std::string(a) + "]:" + std::to_string(ntohs(s->sin6_port));
-    }
-    return "?";
-}
-
 void handler(void *user, weir_exchange *ex) {
     sockaddr_storage ss{};
     socklen_t len = 0;
     assert_int_equal(weir_exchange_peer(ex, &ss, &len), 0);
     std::string tag = user ? std::string(static_cast<const char *>(user)) + " " : "";
-    answer(ex, 200, tag + peer_text(ss));
+    answer(ex, 200, tag + addr_text(ss));
 }
 
 weir_config proxy_cfg(const char *tag = nullptr) {
@@ -77,7 +62,7 @@ std::string own_addr(const Client &c) {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
     getsockname(c.fd, reinterpret_cast<sockaddr *>(&ss), &len);
-    return peer_text(ss);
+    return addr_text(ss);
 }
 
 // What ends an exchange: 1 a FIN, -errno a reset or error, 0 nothing in ms.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include <cstdint>
 #include <string>
@@ -20,6 +21,23 @@ inline std::string tlv(uint8_t type, const std::string &value) {
     t += static_cast<char>(value.size() >> 8);
     t += static_cast<char>(value.size() & 0xFF);
     return t + value;
+}
+
+// "ADDR:PORT" ("[ADDR]:PORT" for IPv6), "" for another family: how the
+// tests name a peer weir reports.
+inline std::string addr_text(const sockaddr_storage &ss) {
+    char a[INET6_ADDRSTRLEN] = "";
+    if (ss.ss_family == AF_INET) {
+        auto *s = reinterpret_cast<const sockaddr_in *>(&ss);
+        inet_ntop(AF_INET, &s->sin_addr, a, sizeof a);
+        return std::string(a) + ":" + std::to_string(ntohs(s->sin_port));
+    }
+    if (ss.ss_family == AF_INET6) {
+        auto *s = reinterpret_cast<const sockaddr_in6 *>(&ss);
+        inet_ntop(AF_INET6, &s->sin6_addr, a, sizeof a);
+        return "[" + std::string(a) + "]:" + std::to_string(ntohs(s->sin6_port));
+    }
+    return "";
 }
 
 inline std::string be16(uint16_t v) { return std::string{static_cast<char>(v >> 8), static_cast<char>(v & 0xFF)}; }

@@ -20,21 +20,6 @@ namespace {
 
 const std::string kHttp = "GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 
-std::string addr_text(const sockaddr_storage &ss) {
-    char a[INET6_ADDRSTRLEN] = "";
-    if (ss.ss_family == AF_INET) {
-        auto *s = reinterpret_cast<const sockaddr_in *>(&ss);
-        inet_ntop(AF_INET, &s->sin_addr, a, sizeof a);
-        return std::string(a) + ":" + std::to_string(ntohs(s->sin_port));
-    }
-    if (ss.ss_family == AF_INET6) {
-        auto *s = reinterpret_cast<const sockaddr_in6 *>(&ss);
-        inet_ntop(AF_INET6, &s->sin6_addr, a, sizeof a);
-        return "[" + std::string(a) + "]:" + std::to_string(ntohs(s->sin6_port));
-    }
-    return "";
-}
-
 struct Case {
     const char *name;
     std::string bytes; // the header alone (kHttp follows in the whole run)
