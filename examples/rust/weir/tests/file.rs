@@ -8,31 +8,10 @@ mod common;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::AsFd;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use common::{connect, each_backend, field, read_head, read_some, request};
+use common::{connect, each_backend, field, read_head, read_some, request, TempFile};
 use weir::{Engine, Response};
-
-/// A file under the temporary directory, removed on drop.
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(tag: &str, len: usize) -> (TempFile, Vec<u8>) {
-        let path = std::env::temp_dir().join(format!("weir-rust-{}-{tag}", std::process::id()));
-        // Bytes that differ from their neighbours at every offset, so a body
-        // shifted or cut anywhere cannot compare equal.
-        let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8 ^ (i >> 12) as u8).collect();
-        File::create(&path).and_then(|mut f| f.write_all(&data)).expect("write the test file");
-        (TempFile(path), data)
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
 
 fn query_u64(q: &[u8], key: &str) -> u64 {
     let q = std::str::from_utf8(q).unwrap();

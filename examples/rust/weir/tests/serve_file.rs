@@ -10,28 +10,9 @@ mod common;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
-use common::{connect, each_backend, field, read_head};
+use common::{connect, each_backend, field, read_head, TempFile};
 use weir::{content_type, Engine, FileOptions, Response};
-
-/// A file under the temporary directory, removed on drop.
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(tag: &str, len: usize) -> (TempFile, Vec<u8>) {
-        let path = std::env::temp_dir().join(format!("weir-rust-serve-{}-{tag}", std::process::id()));
-        let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8 ^ (i >> 12) as u8).collect();
-        File::create(&path).and_then(|mut f| f.write_all(&data)).expect("write the test file");
-        (TempFile(path), data)
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
 
 /// One request with extra fields (`"Name: value\r\n"` each) on a new
 /// connection; reads the head, then the body until the server closes.

@@ -1,8 +1,10 @@
 //! Shared by the integration tests: an engine per backend, a raw HTTP/1.1
 //! client over std::net.
 #![allow(dead_code)] // each test binary uses its own share of these
+use std::fs::File;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use weir::{Builder, Engine, Request, Response};
@@ -80,4 +82,24 @@ pub fn field<'a>(head: &'a str, name: &str) -> Option<&'a str> {
         let (n, v) = l.split_once(':')?;
         n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
     })
+}
+
+/// A file under the temporary directory, removed on drop.
+pub struct TempFile(pub PathBuf);
+
+impl TempFile {
+    pub fn new(tag: &str, len: usize) -> (TempFile, Vec<u8>) {
+        let path = std::env::temp_dir().join(format!("weir-rust-{}-{tag}", std::process::id()));
+        // Bytes that differ from their neighbours at every offset, so a body
+        // shifted or cut anywhere cannot compare equal.
+        let data: Vec<u8> = (0..len).map(|i| (i % 251) as u8 ^ (i >> 12) as u8).collect();
+        File::create(&path).and_then(|mut f| f.write_all(&data)).expect("write the test file");
+        (TempFile(path), data)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
