@@ -3,8 +3,8 @@
 // backend and B on the other (io_uring when A is epoll and the kernel runs
 // it), two inline workers each, while this thread cycles every few seconds:
 //   a switch: weir_engine_switch(active, standby), then weir_engine_pause
-//     on the outgoing one (its 1.5 s linger, then its listeners close); the
-//     next switch reopens them;
+//     on the outgoing one (at once: its listeners moved to the standby,
+//     docs/transplant.md);
 //   an aborted pause: weir_engine_begin_pause(active), 200-800 ms (inside
 //     the linger), weir_engine_resume(active).
 // Alternating, not both backends at once: each backend in turn gets the
@@ -16,8 +16,8 @@
 // by the kernel's listener-close race, close_race.h, is counted apart and
 // reported, with the kernel's migrations); over the pair,
 // accepted == the sum of closes and every reason what the mix calls for;
-// the ledgers balanced; every switch's pause closed both listeners and
-// every next switch reopened them; the same descriptors, and allocated
+// the ledgers balanced; no switch closed or reopened a listener (only B's
+// first pause closed its two); the same descriptors, and allocated
 // bytes within g_byte_bound, before the engines are made and after both
 // are destroyed; RSS sampled every second.
 // Knobs: WEIR_SOAK_SECONDS (8 s by default, a cycle a second, and on past
