@@ -35,6 +35,8 @@ enum class LingerEvent : int {
     Close,     // the listener closed (drained first)
     Restore,   // a resume ended the linger on the same fd
     Reopen,    // a resume reopened a closed listener
+    Given,     // a switch moved this worker's listener to another worker
+    Taken,     // this worker adopted a listener a switch moved to it
 };
 
 // Test hooks: integration tests flip these to show the loss each rule guards
@@ -48,6 +50,10 @@ struct LingerHooks {
     std::atomic<const char *> sysctl_path{nullptr}; // read this file instead of /proc/sys/...
     std::atomic<bool> skip_error_drain{false}; // no FIN-and-drain before closing after an error answer
     std::atomic<bool> skip_close_linger{false}; // close at once, as before the lingering close (its arm)
+    // The switch as it was before the listener moved (its arm): the
+    // outgoing engine lingers and closes its listener, the incoming one
+    // opens a new socket, and what the closed queue held is reset.
+    std::atomic<bool> switch_reopens{false};
     std::atomic<void (*)(uint32_t worker, LingerEvent ev)> on_event{nullptr};
     std::atomic<void (*)(int fd)> on_accept{nullptr}; // every accepted fd, before it is served
 
@@ -57,6 +63,7 @@ struct LingerHooks {
         skip_clear = false;
         skip_guard = false;
         sysctl_path = nullptr;
+        switch_reopens = false;
         on_event = nullptr;
         on_accept = nullptr;
     }

@@ -61,6 +61,7 @@ Worker::~Worker() {
         answer_pool_.give(a);
     }
     listener_.close_now();
+    inbox_.close_all();
     // The port goes first: once it is gone no operation can name a slot, and
     // the zombies (and anything a host never answered) die with the worker.
     port_.reset();
@@ -159,6 +160,7 @@ void Worker::pass(int timeout_ms) {
     if (!stop_begun_ && engine_.stopping())
         begin_stop();
     flush();
+    give_tick();
     pause_tick();
     hold_tick();
     // The batch's connections count their header deadline from their accept,
@@ -179,7 +181,7 @@ void Worker::pass(int timeout_ms) {
 int Worker::wait_timeout(int host_timeout_ms) {
     if (dirty_ || retry_ || listen_door_.ready || listen_door_.owed || handoff_door_.ready || handoff_door_.owed ||
         !answers_.empty() || drops_.load(std::memory_order_relaxed) || ready_head_ < ready_.size() || (!stop_begun_ && engine_.stopping()) || pause_unseen() ||
-        engine_.accept_held() != hold_ || engine_.cut_gen() != cut_seen_)
+        engine_.accept_held() != hold_ || engine_.cut_gen() != cut_seen_ || give_pending())
         return 0;
     int64_t deadline = timers_.next_deadline();
     if (listener_.state == ListenerState::Lingering && linger_deadline_ms_ < deadline)

@@ -31,6 +31,7 @@
 #include "loop/answer.h"
 #include "loop/doors.h"
 #include "loop/listener.h"
+#include "loop/listener_inbox.h"
 #include "loop/metrics.h"
 #include "loop/mpsc.h"
 #include "loop/port.h"
@@ -243,6 +244,13 @@ class Worker final : public ImageSink {
         transplant_to_.store(to, std::memory_order_release);
         wake();
     }
+    // A switch's listener move (worker_give.cc, docs/transplant.md). Any
+    // thread: `to` is told a listener is coming (expect), this worker gives
+    // its listener to `to` in its next pass (give_to; nullptr calls it off).
+    void expect_listener() { inbox_.promised.fetch_add(1, std::memory_order_acq_rel); }
+    void give_listener_to(Worker *to);
+    void listener_not_coming();
+    bool receive_listener(int fd);
     // Any thread: what a handover's sender reads (worker_hold.cc). As of
     // this worker's last pass: whether it acted on the engine's accept hold,
     // and how many connections it still held (open or on their way out).
@@ -369,6 +377,7 @@ class Worker final : public ImageSink {
     // worker_doors.cc
     void run_doors();
     Take accept_one(bool drain);
+    Take accepted(Take t, Accepted &a);
     Take admit_handoff();
     bool hand_off(const Accepted &a);
     void drop_images();
@@ -393,6 +402,18 @@ class Worker final : public ImageSink {
     void linger_close();
     void set_listener_state(ListenerState s);
     void pause_failure(uint32_t metric, uint32_t log_kind, const char *what, int rc);
+
+    // ---- the listener a switch moves (worker_give.cc)
+    void give_tick(); // in the pass, before the pause tick
+    bool give_pending() const;
+    void give_out(Worker *to);
+    void take_in(int fd);
+    void drain_and_close(int fd);
+    void reopen_listener();
+    ListenerInbox inbox_;
+    std::atomic<Worker *> give_to_{nullptr};
+    bool reopen_owed_ = false; // a resume that waits for a promised listener
+    bool taken_in_ = false;    // this pass adopted one: the engine's pause applies to it
 
     Engine &engine_;
     std::unique_ptr<Port> port_;

@@ -32,7 +32,12 @@ void Worker::run_doors() {
 
 Take Worker::accept_one(bool drain) {
     Accepted a;
-    Take t = port_->accept(listener_.fd, a, drain);
+    return accepted(port_->accept(listener_.fd, a, drain), a);
+}
+
+// What one take from a listener gave: admitted, refused at the limit, or
+// the error counted.
+Take Worker::accepted(Take t, Accepted &a) {
     if (t == Take::Empty)
         return t;
     if (t != Take::Took) {

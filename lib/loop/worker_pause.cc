@@ -73,6 +73,7 @@ void Worker::pause_tick() {
 }
 
 void Worker::pause_begin() {
+    reopen_owed_ = false;
     if (listener_.state != ListenerState::Active)
         return; // lingering keeps its deadline; closed stays closed
     LingerHooks &hooks = linger_hooks();
@@ -161,17 +162,29 @@ void Worker::pause_resume() {
         metrics.add(M_PAUSE_ABORTS);
         hook_event(index_, LingerEvent::Restore);
     } else if (listener_.state == ListenerState::Closed) {
-        ListenOptions opt;
-        opt.backlog = engine_.cfg().backlog;
-        opt.defer_accept = listener_deferred_;
-        int fd = open_listener(engine_.bound_addr(), engine_.bound_addr_len(), opt);
-        if (fd < 0) {
-            pause_failure(M_PAUSE_REOPEN_ERRORS, LOG_PAUSE_REOPEN, "reopening the listener", fd);
+        // A switch is moving a listener here (worker_give.cc): a new socket
+        // would only be one more to close later. Opened after all if the
+        // promise is called off.
+        if (inbox_.promised.load(std::memory_order_acquire) > 0 || inbox_.has()) {
+            reopen_owed_ = true;
             return;
         }
-        metrics.add(M_PAUSE_REOPENS);
-        hook_event(index_, LingerEvent::Reopen);
+        reopen_listener();
     }
+}
+
+void Worker::reopen_listener() {
+    reopen_owed_ = false;
+    ListenOptions opt;
+    opt.backlog = engine_.cfg().backlog;
+    opt.defer_accept = listener_deferred_;
+    int fd = open_listener(engine_.bound_addr(), engine_.bound_addr_len(), opt);
+    if (fd < 0) {
+        pause_failure(M_PAUSE_REOPEN_ERRORS, LOG_PAUSE_REOPEN, "reopening the listener", fd);
+        return;
+    }
+    metrics.add(M_PAUSE_REOPENS);
+    hook_event(index_, LingerEvent::Reopen);
 }
 
 } // namespace weir

@@ -25,6 +25,11 @@ void Worker::begin_stop() {
     if (listener_.fd >= 0)
         port_->unlisten(listener_.fd);
     listener_.close_now();
+    // A listener a switch is moving here closes too (or stays with its
+    // giver, if it comes later); one this worker was to give, it closed.
+    inbox_.close_all();
+    if (Worker *to = give_to_.exchange(nullptr, std::memory_order_acq_rel))
+        to->listener_not_coming();
     drop_unadmitted();
     set_listener_state(ListenerState::Closed);
     door_clear(listen_door_);

@@ -4,8 +4,10 @@
 // boundary, to a worker of the target; the worker acts on it in its pass
 // (Worker::transplant_to), and the images travel through the target's
 // hand-off door, the admission path every connection takes.
+#include <algorithm>
 #include <cstring>
 
+#include "loop/linger.h"
 #include "loop/engine.h"
 
 namespace weir {
@@ -42,12 +44,28 @@ int Engine::switch_to(Engine *to) {
         return WEIR_E_STATE;
     if (addr_len_ != to->addr_len_ || std::memcmp(&addr_, &to->addr_, addr_len_) != 0)
         return -EINVAL; // not one port: clients would not find `to`
+    // The listeners move (docs/transplant.md, "The listener moves"): worker
+    // i of `to` takes worker i's socket instead of opening one, so no accept
+    // queue is ever closed. A give of `to`'s not acted on yet (a switch
+    // back that came first) is called off: those workers keep theirs.
+    uint32_t n = linger_hooks().switch_reopens.load() ? 0 : std::min(worker_count(), to->worker_count());
+    for (uint32_t i = 0; i < to->worker_count(); i++)
+        to->worker(i)->give_listener_to(nullptr);
+    for (uint32_t i = 0; i < n; i++)
+        to->worker(i)->expect_listener();
+    auto called_off = [&] {
+        for (uint32_t i = 0; i < n; i++)
+            to->worker(i)->listener_not_coming();
+    };
     bool to_was_paused = to->pause_wanted();
     int rc = to->resume();
-    if (rc < 0)
+    if (rc < 0) {
+        called_off();
         return rc;
+    }
     rc = transplant(to);
     if (rc < 0) {
+        called_off();
         // Aborted after `to` began accepting: a standby left active would
         // keep the clients it took, on an engine no one meant to serve. It
         // pauses again (lingering, so no handshake is reset) and sends what
@@ -58,6 +76,9 @@ int Engine::switch_to(Engine *to) {
         }
         return rc;
     }
+    for (uint32_t i = 0; i < n; i++)
+        workers_[i]->give_listener_to(to->worker(i));
+    // Workers beyond `to`'s count have no taker: theirs linger and close.
     return begin_pause();
 }
 

@@ -66,13 +66,13 @@ std::string markdown(const Result &r, const std::string &command) {
     const mixed::Counts &c = r.c;
     s += "| | |\n|---|---|\n";
     s += fmt("| load | %.0f s |\n", r.seconds);
-    s += fmt("| switches (each waiting out the outgoing engine's linger) | %d |\n", r.switches);
+    s += fmt("| switches (each moving the listeners, no linger) | %d |\n", r.switches);
     s += fmt("| aborted pauses (resumed inside the linger) | %d |\n", r.aborted_pauses);
     s += "| requests | " + n(c.requests()) + fmt(" (%.0f/s)", c.requests() / (r.seconds > 0 ? r.seconds : 1)) +
          " over " + n(c.connections) + " connections |\n";
     s += "| answers checked | " + n(c.answers()) + " |\n";
     s += "| client errors | " + n(c.total_errors() - r.race_resets) + " |\n";
-    s += "| connects reset by the listener-close race (close_race.h; not errors) | " + n(r.race_resets) + " |\n";
+    s += "| connects reset by the listener-close race (close_race.h; counted in the errors above) | " + n(r.race_resets) + " |\n";
     s += fmt("| kernel migrations at listener closes (TcpExt TCPMigrateReqSuccess / Failure) | %ld / %ld |\n\n",
              r.migrated, r.migrate_failed);
 

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "close_race.h"
+#include "loop/linger.h"
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
 #include "support/net.h"
 #include "support/netns.h"
@@ -270,6 +271,11 @@ void test_no_closes_no_resets(void **) {
 }
 
 void test_storm_resets_are_the_race(void **) {
+    // The race needs listener closes: a switch moves its listeners now
+    // (docs/transplant.md) and closes none (the same storm with them moving:
+    // 469 switches, 41,649 answered, 0 lost), so the storm runs the old
+    // switch, a test hook, whose closes are what pause still does.
+    weir::linger_hooks().switch_reopens = true;
     if (!setup())
         skip();
     Flood f;

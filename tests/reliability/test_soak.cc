@@ -3,8 +3,8 @@
 // backend and B on the other (io_uring when A is epoll and the kernel runs
 // it), two inline workers each, while this thread cycles every few seconds:
 //   a switch: weir_engine_switch(active, standby), then weir_engine_pause
-//     on the outgoing one (its 1.5 s linger, then its listeners close); the
-//     next switch reopens them;
+//     on the outgoing one (at once: its listeners moved to the standby,
+//     docs/transplant.md);
 //   an aborted pause: weir_engine_begin_pause(active), 200-800 ms (inside
 //     the linger), weir_engine_resume(active).
 // Alternating, not both backends at once: each backend in turn gets the
@@ -16,8 +16,8 @@
 // by the kernel's listener-close race, close_race.h, is counted apart and
 // reported, with the kernel's migrations); over the pair,
 // accepted == the sum of closes and every reason what the mix calls for;
-// the ledgers balanced; every switch's pause closed both listeners and
-// every next switch reopened them; the same descriptors, and allocated
+// the ledgers balanced; no switch closed or reopened a listener (only B's
+// first pause closed its two); the same descriptors, and allocated
 // bytes within g_byte_bound, before the engines are made and after both
 // are destroyed; RSS sampled every second.
 // Knobs: WEIR_SOAK_SECONDS (8 s by default, a cycle a second, and on past
@@ -25,13 +25,14 @@
 // machine can be slow to; make soak sets SOAK_MINUTES * 60, a cycle every
 // 3 s), WEIR_SOAK_REPORT (a path: the Markdown report, soak_report.h),
 // WEIR_SOAK_COMMAND (the command the report says ran it). The binary runs
-// in a private network namespace with net.ipv4.tcp_migrate_req = 1: a
-// handshake that completes between a closing listener's last accept and
-// its close() is otherwise reset by the kernel, out of any listener code's
-// reach (tests/integration/test_switch_churn.cc measured it). The samples'
+// on the stock kernel setting net.ipv4.tcp_migrate_req = 0 (set in a
+// private network namespace where one can be made, else the host's,
+// checked): a switch moves its listeners (docs/transplant.md) and closes
+// none, so every reset a client sees is counted as an error. The samples'
 // buffer is reserved before the leak baseline (soak::reserve_for): grown
 // during the run, a sample a second, it once read as +70 KB "leaked".
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -195,9 +196,13 @@ void run(soak::Result &r, int seconds, int gap_ms, int min_switches) {
     // A connect the kernel reset because the listener it reached closed
     // under its handshake is no error of the engine's (close_race.h); every
     // other error is.
+    // Every reset is an error (issue 32): a switch closes no listener now
+    // (its socket moves), so none is the kernel's to excuse. The ones a
+    // listener close would explain are still counted apart, for the report.
     r.race_resets = closerace::count_attributed(r.c.connect_resets);
-    if (r.c.total_errors() > r.race_resets)
-        failed(r, std::to_string(r.c.total_errors() - r.race_resets) + " client errors");
+    if (r.c.total_errors() > 0)
+        failed(r, std::to_string(r.c.total_errors()) + " client errors (" + std::to_string(r.race_resets) +
+                      " at a listener close)");
     for (const std::string &m : leakcheck::mix_mismatches(r.c, {r.m[0], r.m[1]}))
         failed(r, m);
     for (int i = 0; i < 2; i++) {
@@ -205,11 +210,12 @@ void run(soak::Result &r, int seconds, int gap_ms, int min_switches) {
         if (m.transplant_detached != m.transplant_adopted + m.transplant_refused + m.transplant_in_flight)
             failed(r, std::string("ledger of ") + r.name[i] + " unbalanced");
     }
-    // Counted per listener (two per engine): B's first pause and each
-    // switch's pause closed both; each switch reopened the incoming pair.
+    // Counted per listener (two per engine).
     uint64_t closes = r.m[0].pause_closes + r.m[1].pause_closes;
     uint64_t reopens = r.m[0].pause_reopens + r.m[1].pause_reopens;
-    if (closes != 2u * (r.switches + 1) || reopens != 2u * r.switches)
+    // B's first pause closed both of its listeners; a switch moves them
+    // (docs/transplant.md) and neither closes nor reopens any.
+    if (closes != 2u || reopens != 0)
         failed(r, "pause closes " + std::to_string(closes) + " and reopens " + std::to_string(reopens) + " after " +
                       std::to_string(r.switches) + " switches");
     if (r.m[0].pause_aborts + r.m[1].pause_aborts < static_cast<uint64_t>(r.aborted_pauses))
@@ -217,11 +223,24 @@ void run(soak::Result &r, int seconds, int gap_ms, int min_switches) {
 }
 
 void test_soak_pause_switch_mixed_load(void **) {
-    if (!g_netns.empty()) {
-        print_message("skipped: %s\n", g_netns.c_str());
-        skip();
+    // The stock kernel setting (tcp_migrate_req = 0) in a private namespace
+    // where one can be made (so it is set without touching the host's),
+    // else the host's, checked.
+    if (g_netns.empty()) {
+        assert_true(write_sysctl("net/ipv4/tcp_migrate_req", "0"));
+    } else {
+        FILE *f = std::fopen("/proc/sys/net/ipv4/tcp_migrate_req", "r");
+        int v = 0;
+        if (f) {
+            if (std::fscanf(f, "%d", &v) != 1)
+                v = 0;
+            std::fclose(f);
+        }
+        if (v != 0) {
+            print_message("skipped: %s, and the host's tcp_migrate_req is %d\n", g_netns.c_str(), v);
+            skip();
+        }
     }
-    assert_true(write_sysctl("net/ipv4/tcp_migrate_req", "1"));
     int seconds = soak_seconds();
     closerace::install();
     soak::Result warm;
