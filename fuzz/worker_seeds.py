@@ -124,6 +124,12 @@ SEEDS = {
                      + op("body_read", 1, 255) + op("upgrade", 2, 0) + op("stream_start", 3, 0, 0)
                      + op("grant", 0, 255) + op("grant", 2, 255) + op("poll", 0) + op("take", 2, 100)
                      + op("reset", 1) + op("poll", 0)),
+    # Found by the fuzzer: a streamed answer's handle consumed by WEIR_E_GONE
+    # (its client reset) stays Claimed inside weir, and weir_upgrade_take
+    # said -EAGAIN ("wait for the hand-back") for it instead of WEIR_E_STALE.
+    "take_after_gone_stream": (0, 0, op("connect", 0) + send(0, GET) + op("poll", 0) + op("stream_start", 0, 0, 0)
+                               + op("stream_write", 0, 5) + op("reset", 0) + op("poll", 0)
+                               + op("stream_write", 0, 5) + op("take", 0, 100)),
 }
 
 

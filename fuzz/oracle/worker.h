@@ -193,6 +193,7 @@ inline const char *one(const uint8_t *data, size_t size) {
     FuzzPort &port = *g_port;
     port.ranges = (cf & 32) != 0;
     bool stalled = (cf & 2) != 0;
+    bool trace = std::getenv("WORKER_FUZZ_DEBUG") != nullptr;
     Host host;
     host.w = e->worker(0);
     host.port = &port;
@@ -203,6 +204,9 @@ inline const char *one(const uint8_t *data, size_t size) {
     while (in.more() && !host.why && !g_port_why) {
         unsigned op = in.u8() % kOps;
         uint8_t a = in.u8();
+        if (trace)
+            std::fprintf(stderr, "op %u arg %u (held %zu, clients %zu)\n", op, a, host.held.size(),
+                         port.clients.size());
         Client *c = nullptr;
         Held *h = nullptr;
         switch (op) {
@@ -304,10 +308,12 @@ inline const char *one(const uint8_t *data, size_t size) {
             port.grant(cl, kUnlimited);
         }
         host.poll();
-        bool left = false;
         for (size_t i = 0; i < host.held.size() && !host.why; i++)
-            left |= host.finish_one(host.held[i]);
-        host.poll();
+            host.finish_one(host.held[i]);
+        host.poll(); // what the answers let through (the next pipelined requests)
+        bool left = false;
+        for (const Held &h : host.held)
+            left |= h.st != Held::Done;
         if (!left)
             break;
     }
@@ -316,8 +322,12 @@ inline const char *one(const uint8_t *data, size_t size) {
     if (g_port_why)
         return g_port_why;
     for (const Held &h : host.held)
-        if (h.st != Held::Done)
+        if (h.st != Held::Done) {
+            if (std::getenv("WORKER_FUZZ_DEBUG"))
+                std::fprintf(stderr, "held: client %zu request %zu state %d body_stream %d over %d back %d\n",
+                             h.client, h.index, static_cast<int>(h.st), h.body_stream, h.body_over, h.handed_back);
             return "an exchange the host holds could be neither answered nor taken";
+        }
     host.expects.resize(port.clients.size());
     for (size_t i = 0; i < port.clients.size(); i++)
         if (const char *why = check_wire(port.clients[i], host.held, host.expects[i], i)) {

@@ -11,10 +11,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "loop/worker.h"
+#include "util/codes.h"
 #include "weir.h"
 #include "worker_port.h"
 
@@ -93,6 +97,8 @@ class Host {
         if (abort)
             flags |= WEIR_RESPOND_ABORT;
         int rc = weir::exchange_respond(X(h), status, nullptr, 0, body.data(), body.size(), flags);
+        if (std::getenv("WORKER_FUZZ_DEBUG"))
+            std::fprintf(stderr, "respond %zu.%zu -> %d\n", h.client, h.index, rc);
         if (!allowed(h, rc, {0, WEIR_E_GONE, WEIR_E_STALE, -EINVAL}))
             return;
         if (rc == 0) {
@@ -172,18 +178,18 @@ class Host {
     }
     void stream_room(Held &h) {
         int64_t rc = weir::exchange_stream_room(X(h));
-        if (h.st == Held::Done && rc != WEIR_E_STALE)
+        if ((h.st == Held::Done || h.st == Held::Upgrading) && rc != WEIR_E_STALE)
             why = "stream_room on a consumed handle was not refused stale";
         else if (h.st == Held::Streaming && rc < 0 && rc != WEIR_E_STALE)
             why = "stream_room failed on a started stream";
-        if (rc == WEIR_E_STALE)
+        if (rc == WEIR_E_STALE && h.st != Held::Upgrading)
             h.st = Held::Done;
     }
     void body_read(Held &h, uint8_t cap) {
         char buf[256];
         size_t n = static_cast<size_t>(cap) + 1;
         int64_t rc = weir::exchange_body_read(X(h), buf, n);
-        if (h.st == Held::Done) {
+        if (h.st == Held::Done || h.st == Held::Upgrading) {
             if (rc != WEIR_E_STALE)
                 why = "body_read on a consumed handle was not refused stale";
             return;
@@ -222,7 +228,7 @@ class Host {
         size_t len = 0;
         int fd = -1;
         int rc = weir::exchange_upgrade_take(X(h), &fd, buf, static_cast<size_t>(cap) * 2, &len);
-        if (!allowed(h, rc, {0, -EAGAIN, -ENOBUFS, -EINVAL, WEIR_E_STATE, WEIR_E_GONE, WEIR_E_STALE}))
+        if (!allowed(h, rc, {0, -EAGAIN, -ENOBUFS, -EINVAL, WEIR_E_STATE, WEIR_E_GONE, WEIR_E_STALE}, false, true))
             return;
         if (rc == 0) {
             Client &c = port->clients[h.client];
@@ -271,8 +277,7 @@ class Host {
             return;
         if (rc == 0)
             expect(h).interims.push_back(status);
-        if (rc == WEIR_E_STALE)
-            h.st = Held::Done;
+        consumed_by(h, rc, rc == WEIR_E_STALE);
     }
 
     // The end: every exchange still held is answered or taken, as a host
@@ -313,6 +318,14 @@ class Host {
     }
 
   private:
+    // The finding with the result that made it (one buffer: the first
+    // finding ends the run).
+    static const char *note(const char *what, int64_t rc) {
+        static char buf[160];
+        std::snprintf(buf, sizeof buf, "%s (%lld, %s)", what, static_cast<long long>(rc),
+                      rc < 0 && rc >= -4095 ? strerrorname_np(static_cast<int>(-rc)) : weir::code_name(static_cast<int>(rc)));
+        return buf;
+    }
     static weir_exchange *X(const Held &h) { return h.x; }
 
     Expect &expect(const Held &h) { return expects[h.client][h.index]; }
@@ -364,10 +377,15 @@ class Host {
     // consumed handle must be refused stale, whatever the call.
     // bad_args: the call's own arguments are invalid, which weir may say
     // (-EINVAL) before it looks at the handle.
-    bool allowed(Held &h, int64_t rc, std::initializer_list<int> ok, bool bad_args = false) {
-        if (h.st == Held::Done) {
+    // After weir_upgrade the handle is the take's only: every other call is
+    // refused stale (take: the call is weir_upgrade_take).
+    bool allowed(Held &h, int64_t rc, std::initializer_list<int> ok, bool bad_args = false, bool take = false) {
+        if (std::getenv("WORKER_FUZZ_DEBUG"))
+            std::fprintf(stderr, "  %zu.%zu (state %d) -> %lld %s\n", h.client, h.index, static_cast<int>(h.st),
+                         static_cast<long long>(rc), weir::code_name(static_cast<int>(rc)));
+        if (h.st == Held::Done || (h.st == Held::Upgrading && !take)) {
             if (rc != WEIR_E_STALE && !(bad_args && rc == -EINVAL)) {
-                why = "a call with a consumed handle was not refused stale";
+                why = note("a call with a consumed handle was not refused stale", rc);
                 return false;
             }
             return false;
@@ -375,7 +393,7 @@ class Host {
         for (int v : ok)
             if (rc == v)
                 return true;
-        why = "a host call returned a result its documentation does not list";
+        why = note("a host call returned a result its documentation does not list", rc);
         return false;
     }
     void consumed_by(Held &h, int64_t rc, bool consumed) {
