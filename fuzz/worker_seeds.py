@@ -130,6 +130,11 @@ SEEDS = {
     "take_after_gone_stream": (0, 0, op("connect", 0) + send(0, GET) + op("poll", 0) + op("stream_start", 0, 0, 0)
                                + op("stream_write", 0, 5) + op("reset", 0) + op("poll", 0)
                                + op("stream_write", 0, 5) + op("take", 0, 100)),
+    # Found by the fuzzer, the same hole: weir_body_read said WEIR_E_STATE
+    # ("its answer began") for that consumed handle instead of WEIR_E_STALE.
+    "body_read_after_gone_stream": (STREAM_BODY, 0, op("connect", 0) + send(0, POST[:70]) + op("poll", 0)
+                                    + op("stream_start", 0, 0, 0) + op("reset", 0) + op("poll", 0)
+                                    + op("stream_write", 0, 5) + op("body_read", 0, 10)),
 }
 
 

@@ -5,7 +5,8 @@
 // answers, aborts — through the lib/loop entry points capi/ calls. It keeps
 // what it answered for each request, so the client side can be checked
 // against it, and checks every call's result against weir.h's rules: a
-// handle once consumed is refused stale by every call.
+// handle once consumed is refused stale by every call (after weir_upgrade,
+// by every call but the take: stale, or WEIR_E_STATE, "its answer began").
 #pragma once
 
 #include <unistd.h>
@@ -139,7 +140,7 @@ class Host {
                 why = "stream_write succeeded on an exchange whose stream was not started";
                 return;
             }
-            if (h.length != WEIR_LENGTH_UNKNOWN && h.written + n > h.length) {
+            if (h.length != WEIR_LENGTH_UNKNOWN && h.written + n > h.length && !bodiless(h)) {
                 why = "stream_write took bytes past the announced length";
                 return;
             }
@@ -155,7 +156,9 @@ class Host {
         if (!allowed(h, rc, {0, -EINVAL, WEIR_E_STATE, WEIR_E_GONE, WEIR_E_STALE}))
             return;
         if (rc == 0) {
-            if (h.st != Held::Streaming || (h.length != WEIR_LENGTH_UNKNOWN && h.written != h.length)) {
+            if (h.st != Held::Streaming || (h.length != WEIR_LENGTH_UNKNOWN && h.written != h.length && !bodiless(h))) {
+                if (std::getenv("WORKER_FUZZ_DEBUG"))
+                    std::fprintf(stderr, "stream_end: state %d length %llu written %llu head %d status %d\n", static_cast<int>(h.st), static_cast<unsigned long long>(h.length), static_cast<unsigned long long>(h.written), h.head, expect(h).status);
                 why = "stream_end succeeded on an exchange not streaming, or short of its length";
                 return;
             }
@@ -178,7 +181,8 @@ class Host {
     }
     void stream_room(Held &h) {
         int64_t rc = weir::exchange_stream_room(X(h));
-        if ((h.st == Held::Done || h.st == Held::Upgrading) && rc != WEIR_E_STALE)
+        if ((h.st == Held::Done && rc != WEIR_E_STALE) ||
+            (h.st == Held::Upgrading && rc != WEIR_E_STALE && rc != WEIR_E_STATE))
             why = "stream_room on a consumed handle was not refused stale";
         else if (h.st == Held::Streaming && rc < 0 && rc != WEIR_E_STALE)
             why = "stream_room failed on a started stream";
@@ -190,8 +194,8 @@ class Host {
         size_t n = static_cast<size_t>(cap) + 1;
         int64_t rc = weir::exchange_body_read(X(h), buf, n);
         if (h.st == Held::Done || h.st == Held::Upgrading) {
-            if (rc != WEIR_E_STALE)
-                why = "body_read on a consumed handle was not refused stale";
+            if (rc != WEIR_E_STALE && !(h.st == Held::Upgrading && rc == WEIR_E_STATE))
+                why = note("body_read on a consumed handle was not refused stale", rc);
             return;
         }
         if (rc > static_cast<int64_t>(n)) {
@@ -301,7 +305,7 @@ class Host {
             respond(h, 0, false);
             return h.st != Held::Done;
         case Held::Streaming:
-            while (h.st == Held::Streaming && h.length != WEIR_LENGTH_UNKNOWN && h.written < h.length) {
+            while (h.st == Held::Streaming && h.length != WEIR_LENGTH_UNKNOWN && h.written < h.length && !bodiless(h)) {
                 uint64_t before = h.written;
                 stream_write(h, static_cast<uint8_t>(std::min<uint64_t>(h.length - h.written, 64)));
                 if (h.written == before)
@@ -329,6 +333,12 @@ class Host {
     static weir_exchange *X(const Held &h) { return h.x; }
 
     Expect &expect(const Held &h) { return expects[h.client][h.index]; }
+    // No body is sent (HEAD, 204, 304): pieces are accepted and discarded,
+    // and a stream's announced length is not owed.
+    bool bodiless(const Held &h) {
+        int st = expect(h).status;
+        return h.head || st == 204 || st == 304;
+    }
 
     std::string tag(const Held &h) const {
         return "#" + std::to_string(h.client) + "." + std::to_string(h.index);
@@ -384,7 +394,8 @@ class Host {
             std::fprintf(stderr, "  %zu.%zu (state %d) -> %lld %s\n", h.client, h.index, static_cast<int>(h.st),
                          static_cast<long long>(rc), weir::code_name(static_cast<int>(rc)));
         if (h.st == Held::Done || (h.st == Held::Upgrading && !take)) {
-            if (rc != WEIR_E_STALE && !(bad_args && rc == -EINVAL)) {
+            bool upgrading_state = h.st == Held::Upgrading && rc == WEIR_E_STATE; // "its answer began"
+            if (rc != WEIR_E_STALE && !upgrading_state && !(bad_args && rc == -EINVAL)) {
                 why = note("a call with a consumed handle was not refused stale", rc);
                 return false;
             }
