@@ -76,6 +76,10 @@ SEEDS = {
     "upgrade_take": (0, 0, op("connect", 0) + send(0, UPGRADE) + op("poll", 0) + op("take", 0, 100)
                      + op("upgrade", 0, 0) + op("take", 0, 100) + op("poll", 0) + op("take", 0, 2)
                      + op("take", 0, 100) + op("take", 0, 100)),
+    # Found by the fuzzer in this session's own fix: a second weir_upgrade
+    # of an upgrading handle cleared its mark, and the take then said stale.
+    "upgrade_twice_take": (0, 0, op("connect", 0) + send(0, UPGRADE) + op("poll", 0) + op("upgrade", 0, 0)
+                           + op("upgrade", 0, 0) + op("take", 0, 100) + op("poll", 0) + op("take", 0, 100)),
     "upgrade_raw": (0, 0, op("connect", 0) + send(0, UPGRADE) + op("poll", 0) + op("upgrade", 0, 1)
                     + op("poll", 0) + op("take", 0, 100)),
     "upgrade_behind_answer": (STALLED, 0, op("connect", 0) + send(0, GET + UPGRADE) + op("poll", 0)

@@ -34,9 +34,12 @@ int Worker::upgrade(TicketRef &r, const weir_header_t *h, size_t nh, bool raw) {
     Exchange *x = nullptr;
     // Marked before the claim, so the owning thread's weir_upgrade_take never
     // sees this claim unmarked (it would say stale to a live upgrade).
-    r.ticket().upgrading.store(true, std::memory_order_release);
+    // A refused call (a second weir_upgrade of the same handle) leaves the
+    // mark as it found it.
+    bool marked = r.ticket().upgrading.exchange(true, std::memory_order_acq_rel);
     if (int rc = r.claim(own, &x); rc < 0) {
-        r.ticket().upgrading.store(false, std::memory_order_relaxed);
+        if (!marked)
+            r.ticket().upgrading.store(false, std::memory_order_relaxed);
         return rc;
     }
     Slot &s = *static_cast<Slot *>(x->user);
