@@ -80,6 +80,10 @@ SEEDS = {
     # of an upgrading handle cleared its mark, and the take then said stale.
     "upgrade_twice_take": (0, 0, op("connect", 0) + send(0, UPGRADE) + op("poll", 0) + op("upgrade", 0, 0)
                            + op("upgrade", 0, 0) + op("take", 0, 100) + op("poll", 0) + op("take", 0, 100)),
+    # The new protocol's first bytes past any buffer the schedule gives the
+    # take: -ENOBUFS says how much, and the end takes it with that.
+    "upgrade_take_large_unread": (0, 0, op("connect", 0) + send(0, UPGRADE + "z" * 700) + op("poll", 0)
+                                  + op("upgrade", 0, 0) + op("poll", 0) + op("take", 0, 10)),
     "upgrade_raw": (0, 0, op("connect", 0) + send(0, UPGRADE) + op("poll", 0) + op("upgrade", 0, 1)
                     + op("poll", 0) + op("take", 0, 100)),
     "upgrade_behind_answer": (STALLED, 0, op("connect", 0) + send(0, GET + UPGRADE) + op("poll", 0)

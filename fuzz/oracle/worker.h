@@ -279,7 +279,7 @@ inline const char *one(const uint8_t *data, size_t size) {
             break;
         case 15:
             if ((h = pick(a)))
-                host.upgrade_take(*h, in.u8());
+                host.upgrade_take(*h, static_cast<size_t>(in.u8()) * 2);
             break;
         case 16:
             if ((h = pick(a))) {

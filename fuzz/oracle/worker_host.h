@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +48,7 @@ struct Held {
     bool handed_back = false; // came back in a poll after an upgrade
     uint64_t length = 0;      // a stream's announced length (WEIR_LENGTH_UNKNOWN)
     uint64_t written = 0;
+    size_t take_room = 0;     // what the last -ENOBUFS said the take needs
 };
 
 // One small regular file for file answers, made once per process.
@@ -227,16 +229,22 @@ class Host {
         }
         consumed_by(h, rc, rc == WEIR_E_GONE || rc == WEIR_E_STALE);
     }
-    void upgrade_take(Held &h, uint8_t cap) {
-        char buf[512];
+    // room: the buffer's size (the end passes what -ENOBUFS asked for).
+    void upgrade_take(Held &h, size_t room) {
+        std::string buf(room ? room : 1, '\0');
         size_t len = 0;
         int fd = -1;
-        int rc = weir::exchange_upgrade_take(X(h), &fd, buf, static_cast<size_t>(cap) * 2, &len);
+        int rc = weir::exchange_upgrade_take(X(h), &fd, buf.data(), room, &len);
         if (!allowed(h, rc, {0, -EAGAIN, -ENOBUFS, -EINVAL, WEIR_E_STATE, WEIR_E_GONE, WEIR_E_STALE}, false, true))
             return;
+        if (rc == -ENOBUFS) {
+            if (len <= room)
+                why = "upgrade_take said -ENOBUFS for bytes that fit";
+            h.take_room = len;
+        }
         if (rc == 0) {
             Client &c = port->clients[h.client];
-            if (h.st != Held::Upgrading || fd != c.fd || !c.released || len > static_cast<size_t>(cap) * 2) {
+            if (h.st != Held::Upgrading || fd != c.fd || !c.released || len > room) {
                 why = "upgrade_take gave a connection that was not this upgrade's, or not released";
                 return;
             }
@@ -315,7 +323,7 @@ class Host {
                 stream_end(h);
             return h.st != Held::Done;
         case Held::Upgrading:
-            upgrade_take(h, 255);
+            upgrade_take(h, std::max<size_t>(h.take_room, 512));
             return h.st != Held::Done;
         }
         return false;
