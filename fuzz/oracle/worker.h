@@ -156,6 +156,12 @@ inline void dump(const Client &c, const std::vector<Expect> &ex, size_t client) 
 
 inline const char *one(const uint8_t *data, size_t size) {
     Reader in{data, size};
+    // The file answers' file, made before any connection: opened later, it
+    // could take the number of a connection closed this run, which the
+    // descriptor check at the end would then find open.
+    std::string file_content;
+    if (temp_file(&file_content) < 0)
+        return "no temp file for file answers";
     uint8_t cf = in.u8(), mb = in.u8();
     weir_http1_limits lim;
     weir::http1::limits_default(&lim);
@@ -358,8 +364,15 @@ inline const char *one(const uint8_t *data, size_t size) {
     if (g_port_why)
         return g_port_why;
     for (int fd : fds)
-        if (::fcntl(fd, F_GETFD) != -1)
+        if (::fcntl(fd, F_GETFD) != -1) {
+            if (std::getenv("WORKER_FUZZ_DEBUG")) {
+                char link[256] = {0}, path[64];
+                std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+                (void)!::readlink(path, link, sizeof link - 1);
+                std::fprintf(stderr, "descriptor %d still open: %s\n", fd, link);
+            }
             return "a connection's descriptor is still open after the engine is gone";
+        }
     return nullptr;
 }
 
