@@ -13,6 +13,7 @@
 
 #include "http1/parser.h"
 #include "loop/config.h"
+#include "loop/hooks.h"
 #include "proxy/proxy.h"
 #include "util/sized.h"
 
@@ -21,7 +22,8 @@ namespace weir {
 int64_t mono_ms() {
     timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+    return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000 +
+           loop_hooks().clock_skew_ms.load(std::memory_order_relaxed);
 }
 
 int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {

@@ -41,6 +41,11 @@ struct LoopHooks {
     // tests/integration/test_max_conns_answer.cc shows the client then gets
     // no answer.
     std::atomic<bool> skip_limit_answer{false};
+    // Added to every mono_ms() reading: the worker fuzz target
+    // (fuzz/oracle/worker.h) moves the loop's clock forward instead of
+    // sleeping, so its timer ticks cost nothing and replay the same. Only
+    // ever raised: the clock stays monotonic.
+    std::atomic<int64_t> clock_skew_ms{0};
 };
 LoopHooks &loop_hooks();
 

@@ -66,6 +66,12 @@ struct Ticket {
     // Upgraded: the connection waiting for weir_upgrade_take (an ImageNode;
     // null when it died before it could leave).
     void *image = nullptr;
+    // Claimed by weir_upgrade (set by whichever thread claimed it): only
+    // then does a Claimed ticket mean "the 101 has not left yet" to
+    // weir_upgrade_take. Another answer's claim (a stream whose connection
+    // died keeps its ticket Claimed until the engine releases it) is a
+    // consumed handle: stale.
+    std::atomic<bool> upgrading{false};
     // cfg.report_gone (worker_conns.cc): 1 once a poll has handed the
     // exchange out, 2 once it was handed back because its client went
     // (weir_exchange_gone says 2 then). The loop's; read from any thread.

@@ -15,8 +15,16 @@ int64_t Worker::body_read(TicketRef &r, void *buf, size_t cap) {
         return WEIR_E_STATE; // the buffer is the loop's: only its thread reads it
     uint64_t h = r.handle();
     TicketState st = tickets_.state(h);
-    if (st != TicketState::Local && st != TicketState::Any)
-        return st == TicketState::Free ? WEIR_E_STALE : WEIR_E_STATE; // its answer began
+    if (st != TicketState::Local && st != TicketState::Any) {
+        // Its answer began (a stream, an upgrade): the handle is live for
+        // those calls. Any other claim consumed it, though weir may still
+        // hold the ticket (a stream that found its connection gone, until
+        // the loop releases it): stale, as every other call says.
+        const Ticket *t = tickets_.at(h);
+        bool began = st == TicketState::Stream || st == TicketState::Upgraded ||
+                     (st == TicketState::Claimed && t && t->upgrading.load(std::memory_order_acquire));
+        return began ? WEIR_E_STATE : WEIR_E_STALE;
+    }
     Exchange *x = tickets_.live(h);
     if (!x)
         return WEIR_E_STALE;

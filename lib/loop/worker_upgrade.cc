@@ -32,8 +32,16 @@ int Worker::upgrade(TicketRef &r, const weir_header_t *h, size_t nh, bool raw) {
         return -EINVAL; // a body to read first, on a connection about to leave: not supported
     bool own = owner_thread();
     Exchange *x = nullptr;
-    if (int rc = r.claim(own, &x); rc < 0)
+    // Marked before the claim, so the owning thread's weir_upgrade_take never
+    // sees this claim unmarked (it would say stale to a live upgrade).
+    // A refused call (a second weir_upgrade of the same handle) leaves the
+    // mark as it found it.
+    bool marked = r.ticket().upgrading.exchange(true, std::memory_order_acq_rel);
+    if (int rc = r.claim(own, &x); rc < 0) {
+        if (!marked)
+            r.ticket().upgrading.store(false, std::memory_order_relaxed);
         return rc;
+    }
     Slot &s = *static_cast<Slot *>(x->user);
     if (own && x == cur_ex_)
         cur_answered_ = true; // also when it is posted behind an interim answer (below)
@@ -122,8 +130,12 @@ int Worker::upgrade_take(TicketRef &r, int *fd, void *buf, size_t cap, size_t *l
         return WEIR_E_STATE; // inside on_request, or on the polling thread
     uint64_t h = r.handle();
     TicketState st = tickets_.state(h);
-    if (st == TicketState::Claimed && tickets_.at(h))
-        return -EAGAIN; // the 101 has not left yet: it comes back when it has
+    if (st == TicketState::Claimed) {
+        Ticket *t = tickets_.at(h);
+        if (t && t->upgrading.load(std::memory_order_acquire))
+            return -EAGAIN; // the 101 has not left yet: it comes back when it has
+        return WEIR_E_STALE; // consumed by another answer, which weir still holds
+    }
     if (st != TicketState::Upgraded)
         return st == TicketState::Free ? WEIR_E_STALE : WEIR_E_STATE;
     auto *n = static_cast<ImageNode *>(tickets_.at(h)->image);
