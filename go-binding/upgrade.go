@@ -253,7 +253,9 @@ func (up *Upgrader) follow(ctx context.Context, h *C.weir_handover) (UpgradeStat
 	var err error
 	for {
 		rc := C.weir_handover_wait(h, tick)
-		if rc != -C.ETIMEDOUT {
+		// -ETIMEDOUT is also what a handover that failed for a timeout
+		// (no successor within Wait) returns: its state tells them apart.
+		if rc != -C.ETIMEDOUT || handoverStats(h).State >= UpgradeDone {
 			err = codeErr("handover", rc)
 			break
 		}
