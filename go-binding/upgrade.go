@@ -165,6 +165,10 @@ func (up *Upgrader) TakeOverResult() (UpgradeStats, error) {
 	return up.tookSt, up.tookSt.Err
 }
 
+// closeHandover indexes Metrics.Closes for connections a handover's
+// deadline or a listeners-only offer closed (CloseReasonName: "handover").
+const closeHandover = int(C.WEIR_CLOSE_HANDOVER)
+
 // ErrUpgradeBusy: an offer or a take-over is under way.
 var ErrUpgradeBusy = errors.New("weir: a handover is under way")
 
