@@ -260,3 +260,38 @@ func TestSystemdOutside(t *testing.T) {
 		t.Fatalf("WriteText:\n%s", buf.String())
 	}
 }
+
+// OnSignal: each signal is an offer and each outcome is reported; with
+// nobody to take it, each fails at Wait and the engine serves on.
+func TestUpgradeOnSignal(t *testing.T) {
+	a := newEngine(t, Config{Addr: "127.0.0.1:0", Workers: 1, Handler: answering("a")})
+	up, err := NewUpgrader(a, UpgradeOptions{Socket: filepath.Join(t.TempDir(), "s"), Wait: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listenAttached(t, a)
+	c := dial(t, addrOf(t, a))
+	got := make(chan error, 4)
+	stop := up.OnSignal(context.Background(), func(st UpgradeStats, err error) { got <- err }, syscall.SIGUSR2)
+	defer stop()
+	for i := 0; i < 2; i++ {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGUSR2); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-got:
+			if !errors.Is(err, syscall.ETIMEDOUT) {
+				t.Fatalf("offer %d: %v, want ETIMEDOUT (no successor)", i, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("offer %d: no report within 5 s", i)
+		}
+		if body := ask(t, c); body != "a" {
+			t.Fatalf("after offer %d: %q", i, body)
+		}
+	}
+	stop()
+	if _, ok := up.Last(); !ok {
+		t.Fatal("Last: none after two offers")
+	}
+}
