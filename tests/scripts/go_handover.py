@@ -213,13 +213,18 @@ def arm_main(backends):
 
 def slow_successor(arm, cur, port, ungated):
     """Offers cur, starts a successor whose application takes INIT_MS to start
-    (gated or not), kills it 1 s in, before its init is over."""
+    (gated or not) and kills it before that init is over: 1 s in, or, ungated,
+    as soon as the old process says it handed everything over (so a slow
+    start on a loaded machine cannot hide the loss)."""
     env = {"HELLO_TEST_APP_INIT_MS": str(INIT_MS)}
     if ungated:
         env["HELLO_TEST_UNGATED"] = "1"
     off = offer(cur)
     new = hello(arm + "-slow", "native", "epoll", port, "--take-over", sock(), env=env, listening=False)
-    time.sleep(1.0)
+    if ungated:
+        cur.wait_line(r"^handover: (done|failed: .*) (\{.*\})$", T(), off)
+    else:
+        time.sleep(1.0)
     if not new.alive():
         raise Failure("%s exited (%s) during its application's start" % (new.name, dh.describe(new.p.returncode)))
     new.p.kill()
