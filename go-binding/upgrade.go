@@ -259,6 +259,11 @@ func (up *Upgrader) follow(ctx context.Context, h *C.weir_handover) (UpgradeStat
 		rc := C.weir_handover_wait(h, tick)
 		// -ETIMEDOUT is also what a handover that failed for a timeout
 		// (no successor within Wait) returns: its state tells them apart.
+		// The state may have ended just after the wait timed out: asked
+		// again, the wait returns the ended handover's own code (0: Done).
+		if rc == -C.ETIMEDOUT && handoverStats(h).State >= UpgradeDone {
+			rc = C.weir_handover_wait(h, 0)
+		}
 		if rc != -C.ETIMEDOUT || handoverStats(h).State >= UpgradeDone {
 			err = codeErr("handover", rc)
 			break

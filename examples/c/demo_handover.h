@@ -64,7 +64,10 @@ static int handover_ended(weir_handover *h, int *rc) {
     memset(&s, 0, sizeof s);
     s.size = sizeof s;
     weir_handover_stats_get(h, &s);
-    return s.state == WEIR_HANDOVER_DONE || s.state == WEIR_HANDOVER_FAILED;
+    if (s.state != WEIR_HANDOVER_DONE && s.state != WEIR_HANDOVER_FAILED)
+        return 0;
+    *rc = weir_handover_wait(h, 0); /* it may have ended after the first wait: its own code (0: DONE) */
+    return 1;
 }
 
 /* After every wakeup: 1 when the offer is done and the process should exit. */
