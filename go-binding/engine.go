@@ -50,6 +50,12 @@ type Engine struct {
 	hj    hijackTable                     // Hijacks waiting for their connection (hijack.go)
 	gn    goneTable                       // NotifyGone callbacks (gone.go)
 	ctx   atomic.Pointer[context.Context] // Listen's context without its cancellation: the base of net/http request contexts
+
+	// Attached before Listen (an Upgrader, systemd activation): they may
+	// hold Listen at a gate, bind the listeners instead of
+	// weir_engine_listen, and free their native handles before the engine
+	// (attach.go).
+	attached []attachment
 }
 
 type goStats struct {
@@ -140,6 +146,9 @@ func New(cfg Config) (*Engine, error) {
 func (e *Engine) Listen(ctx context.Context) error {
 	base := context.WithoutCancel(ctx) // the requests' (nethttp.go baseContext)
 	e.ctx.Store(&base)
+	if err := e.gate(ctx); err != nil {
+		return err
+	}
 	if err := e.start(); err != nil {
 		return err
 	}
@@ -170,7 +179,11 @@ func (e *Engine) start() error {
 	if e.listening {
 		return &Error{Op: "Listen", Code: int(C.WEIR_E_STATE)}
 	}
-	if l := e.cfg.Listener; l != nil {
+	if bound, err := e.bindAttached(); err != nil {
+		return err
+	} else if bound {
+		// an attachment's listeners (a take-over, systemd's sockets)
+	} else if l := e.cfg.Listener; l != nil {
 		if err := e.listenOn(l); err != nil {
 			return err
 		}
@@ -262,6 +275,7 @@ func (e *Engine) stop(grace int64, listening bool) {
 	e.wg.Wait()
 	close(e.stopped)
 	e.inflight.Wait()
+	e.releaseAttached() // a handover handle is freed before its engine
 	e.life.Lock()
 	C.weir_engine_destroy(e.ce)
 	e.ce = nil

@@ -98,6 +98,20 @@ type Metrics struct {
 	BodyReads      uint64 // streamed request bodies' reads weir ran (ReadBody, net/http's Body.Read), up to 64 KiB each
 	BodyWaits      uint64 // of them, those that found nothing and waited for the client (a hand-back)
 	DirectReads    uint64 // of them, those an inline handler made on its own thread: a crossing each
+
+	// The engine's backend (weir_metrics.backend), for the metrics text.
+	Backend Backend
+
+	// Hot upgrade and systemd, from an attached Upgrader and Systemd
+	// (upgrade.go, systemd.go; 0 and false without them): the latest
+	// handover that ended (an offer's or the take-over's ledger), what Listen
+	// took from systemd, what Store sent to its fd store.
+	Handover          UpgradeStats
+	HandoverSeen      bool
+	SystemdListen     SystemdStats
+	SystemdListenSeen bool
+	SystemdStore      SystemdStats
+	SystemdStoreSeen  bool
 }
 
 // CgoCalls is the number of hot-path crossings: polls, wakes, direct
@@ -158,6 +172,9 @@ func (e *Engine) Metrics() Metrics {
 			m.PauseDrainAccepted = uint64(cm.pause_drain_accepted)
 			m.PauseReopens = uint64(cm.pause_reopens)
 			m.PauseReopenErrors = uint64(cm.pause_reopen_errors)
+			if cm.backend == C.WEIR_BACKEND_URING {
+				m.Backend = BackendURing
+			}
 			m.URingTier = uint32(cm.uring_tier)
 			m.URingProbed = uint64(cm.uring_probed)
 			m.URingUsed = uint64(cm.uring_used)
@@ -208,5 +225,14 @@ func (e *Engine) Metrics() Metrics {
 	m.FileServes = e.stats.serves.Load()
 	m.Interims = e.stats.interims.Load()
 	m.CopiedReads = e.stats.copied.Load()
+	for _, a := range e.attachments() {
+		switch a := a.(type) {
+		case *Upgrader:
+			m.Handover, m.HandoverSeen = a.Last()
+		case *Systemd:
+			m.SystemdListen, m.SystemdListenSeen = a.Listened()
+			m.SystemdStore, m.SystemdStoreSeen = a.Stored()
+		}
+	}
 	return m
 }

@@ -1263,7 +1263,9 @@ WEIR_API int weir_handover_offer(weir_engine *e, const char *path, const weir_ha
 WEIR_API int weir_handover_take_over(weir_engine *e, const char *path, const weir_handover_options *opt,
                                      weir_handover **out);
 /* Waits until the handover is DONE (0) or FAILED (its error), or timeout_ns
- * passes (-ETIMEDOUT; < 0 waits forever). Any thread. */
+ * passes (-ETIMEDOUT; < 0 waits forever). A handover FAILED for a timeout
+ * (no successor within wait_ms) returns -ETIMEDOUT too: when timeout_ns >= 0,
+ * weir_handover_stats_get's state tells the two apart. Any thread. */
 WEIR_API int weir_handover_wait(weir_handover *h, int64_t timeout_ns);
 /* Fills *out (out->size set by the caller). Returns 0 or -EINVAL. Any thread. */
 WEIR_API int weir_handover_stats_get(const weir_handover *h, weir_handover_stats *out);

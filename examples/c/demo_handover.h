@@ -54,15 +54,31 @@ static void handover_offer(demo_handover *dh, weir_engine *e, const char *path, 
 /* The main loop's wait while a handover runs: it is polled. */
 static int handover_timeout(const demo_handover *dh) { return dh->offer || dh->taking ? 20 : -1; }
 
+/* weir_handover_wait's -ETIMEDOUT is also the error of a handover that failed
+ * for a timeout (no successor within --handover-wait-ms): the state tells. */
+static int handover_ended(weir_handover *h, int *rc) {
+    *rc = weir_handover_wait(h, 0);
+    if (*rc != -ETIMEDOUT)
+        return 1;
+    weir_handover_stats s;
+    memset(&s, 0, sizeof s);
+    s.size = sizeof s;
+    weir_handover_stats_get(h, &s);
+    if (s.state != WEIR_HANDOVER_DONE && s.state != WEIR_HANDOVER_FAILED)
+        return 0;
+    *rc = weir_handover_wait(h, 0); /* it may have ended after the first wait: its own code (0: DONE) */
+    return 1;
+}
+
 /* After every wakeup: 1 when the offer is done and the process should exit. */
 static int handover_tick(demo_handover *dh) {
     int rc;
-    if (dh->taking && (rc = weir_handover_wait(dh->taking, 0)) != -ETIMEDOUT) {
+    if (dh->taking && handover_ended(dh->taking, &rc)) {
         handover_print(rc == 0 ? "took" : "took-failed", rc, dh->taking);
         weir_handover_free(dh->taking);
         dh->taking = NULL;
     }
-    if (dh->offer && (rc = weir_handover_wait(dh->offer, 0)) != -ETIMEDOUT) {
+    if (dh->offer && handover_ended(dh->offer, &rc)) {
         handover_print(rc == 0 ? "done" : "failed", rc, dh->offer);
         weir_handover_free(dh->offer);
         dh->offer = NULL;

@@ -18,6 +18,8 @@ Arms (each says whether it must hold or must lose):
   listeners-only  MUST LOSE. --handover-listeners-only (what nginx, HAProxy
                   and Envoy do): keep-alive clients reconnect > 0 and the
                   old process counts closed > 0.
+  nosuccessor     MUST HOLD. Two offers nobody takes: each ends "handover:
+                  failed" at --handover-wait-ms; the demo serves on.
   crash           MUST HOLD. A successor that SIGKILLs itself after taking
                   the listeners, then one after receiving 4 connections:
                   the old process says "handover: failed", serves on, the
@@ -377,7 +379,35 @@ def arm_crash(backends):
     return bad + steps.bad + hold(totals, "crash")
 
 
-ARMS = {"plain": arm_plain, "main": arm_main, "listeners-only": arm_listeners_only, "crash": arm_crash}
+def arm_nosuccessor(backends):
+    """MUST HOLD: an offer nobody takes ends at --handover-wait-ms with
+    "handover: failed" (weir_handover_wait returns -ETIMEDOUT then too, the
+    handover's own error: the demo asks its state; told apart by the code
+    alone, it polled such an offer for ever and refused every later SIGQUIT
+    as "one is under way"), and the demo serves on and offers again."""
+    sock = os.path.join(OPT.tmp, "upgrade.sock")
+    cur = demo("nosucc-0", backends[0], 0, "--upgrade-socket", sock, "--handover-wait-ms", "300")
+    load = Load(cur.port, {"keepalive": 4, "churn": 2}, T(5))
+    load.start()
+    bad = []
+    for k in range(2):
+        off = len(cur.text())
+        cur.signal(signal.SIGQUIT)
+        m = cur.wait_line(r"^handover: (offered at .*|not offered: .*)$", T(), off)
+        if not m.group(1).startswith("offered"):
+            bad.append("nosuccessor: offer %d: %s" % (k + 1, m.group(1)))
+            break
+        m = cur.wait_line(r"^handover: (done|failed: .*) (\{.*\})$", T(1), off)
+        print("nosuccessor: offer %d with nobody to take it: handover: %s" % (k + 1, m.group(1)))
+        if not m.group(1).startswith("failed"):
+            bad.append("nosuccessor: offer %d ended %r, want failed" % (k + 1, m.group(1)))
+    time.sleep(0.3)
+    totals = finish(load, cur)
+    return bad + hold(totals, "nosuccessor")
+
+
+ARMS = {"plain": arm_plain, "main": arm_main, "listeners-only": arm_listeners_only, "crash": arm_crash,
+        "nosuccessor": arm_nosuccessor}
 
 
 def sanitizer_reports():
@@ -408,7 +438,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--tmp", required=True)
-    ap.add_argument("--arms", default="plain,main,listeners-only,crash")
+    ap.add_argument("--arms", default="plain,main,listeners-only,crash,nosuccessor")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--backends", default="epoll,uring")
     ap.add_argument("--slow", type=float, default=1.0, help="time factor for every bound (sanitizers)")

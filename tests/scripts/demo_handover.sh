@@ -13,6 +13,8 @@
 #   listeners, then one after receiving 4 connections: "handover: failed",
 #   the old process serves on, the clients lose nothing; a normal upgrade
 #   after it succeeds.
+# - nosuccessor (must hold): two offers nobody takes each end "handover:
+#   failed" at --handover-wait-ms, and the demo serves on.
 # The arms that must lose:
 # - plain: SIGTERM and a new demo on the same port: refused connects,
 #   resets or failed requests > 0. It needs nothing new, so it runs (and
@@ -35,7 +37,10 @@ fi
 drive() { PYTHONDONTWRITEBYTECODE=1 python3 tests/scripts/demo_handover.py --bin "$B/bin/weir-demo" --tmp "$TMP" \
     --rounds "$ROUNDS" --slow "$SLOW" "$@"; }
 
-if ! "$B/bin/weir-demo" --help 2>&1 | grep -q -- '--take-over'; then
+# The help is read whole before grep -q: an early grep exit would SIGPIPE the
+# demo and fail the pipe (pipefail), skipping the arms (as demo_max_conns.sh).
+help=$("$B/bin/weir-demo" --help 2>&1)
+if ! grep -q -- '--take-over' <<<"$help"; then
     drive --arms plain "$@" || fail "the plain stop-and-start arm"
     echo "skip: weir-demo has no --take-over yet (the plain arm ran and lost, as it must)"
     exit 77

@@ -60,7 +60,8 @@ def clients_main(port, n):
               "connects": 0, "eof_after_close": 0, "no_eof_after_close": 0}
         with lock:
             stats.append(st)
-        path = "/slow?ms=300" if i == 0 else "/"
+        # go_systemd.sh's hello has no /slow: it sets DEMO_SYSTEMD_SLOW_PATH=/
+        path = os.environ.get("DEMO_SYSTEMD_SLOW_PATH", "/slow?ms=300") if i == 0 else "/"
         s = None
         buf = b""
         while not stop.is_set():

@@ -5,17 +5,20 @@
 //
 // It prints "listening on HOST:PORT" once bound and exits 0 on SIGTERM or
 // SIGINT after a graceful shutdown. The benchmarks use it as weir's Go server.
+// It keeps weir-demo's operator contract for hot upgrade, systemd and
+// SIGHUP's metrics (upgrade.go: --upgrade-socket, --take-over, --systemd,
+// --fdstore).
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
+	"time"
 
 	weir "github.com/weir-http/weir/go-binding"
 )
@@ -48,6 +51,8 @@ func main() {
 	inline := flag.Bool("inline", false, "nethttp: run handlers on the worker goroutine (handlers that never block)")
 	backend := flag.String("backend", "epoll", "epoll or io_uring")
 	stats := flag.Bool("stats", false, "print requests and cgo crossings per request on exit (to stderr)")
+	var op ops
+	op.f.register()
 	flag.Parse()
 
 	cfg := weir.Config{
@@ -55,9 +60,11 @@ func main() {
 		Workers: *workers,
 		Async:   *async,
 		OnListen: func(a net.Addr) {
-			fmt.Printf("listening on %s\n", a)
+			op.onListen()
+			op.printf("listening on %s\n", a)
 		},
 	}
+	initDone, initMS, ungated := testAppInit()
 	switch *api {
 	case "native":
 		cfg.Handler = native
@@ -67,6 +74,14 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "hello: --api must be native or nethttp, not %q\n", *api)
 		os.Exit(2)
+	}
+	if initDone != nil { // the tests' slow application start (upgrade.go)
+		h, hh := cfg.Handler, cfg.HTTP
+		if h != nil {
+			cfg.Handler = func(r *weir.Request, w *weir.ResponseWriter) { <-initDone; h(r, w) }
+		} else {
+			cfg.HTTP = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-initDone; hh.ServeHTTP(w, r) })
+		}
 	}
 	switch *backend {
 	case "epoll":
@@ -82,9 +97,28 @@ func main() {
 		fmt.Fprintf(os.Stderr, "hello: %v\n", err)
 		os.Exit(1)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	if err := op.attach(e); err != nil {
+		fmt.Fprintf(os.Stderr, "hello: %v\n", err)
+		os.Exit(1)
+	}
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	if err := e.Listen(ctx); err != nil {
+	go op.signals(stop)
+	listened := make(chan error, 1)
+	go func() { listened <- e.Listen(ctx) }()
+	// The application's start-up, then the readiness gate: a successor takes
+	// over from its predecessor only once it can serve.
+	if ungated {
+		readyOrExit(&op, listened)
+	}
+	if initDone != nil {
+		time.Sleep(time.Duration(initMS) * time.Millisecond)
+		close(initDone)
+	}
+	if !ungated {
+		readyOrExit(&op, listened)
+	}
+	if err := <-listened; err != nil {
 		fmt.Fprintf(os.Stderr, "hello: %v\n", err)
 		os.Exit(1)
 	}
@@ -92,5 +126,16 @@ func main() {
 		m := e.Metrics()
 		fmt.Fprintf(os.Stderr, "requests %d polls %d wakes %d direct-responds %d cgo-calls/request %.3f panics %d gone %d\n",
 			m.Exchanges, m.Polls, m.Wakes, m.DirectResponds, m.CgoCallsPerRequest(), m.Panics, m.Gone)
+	}
+}
+
+// readyOrExit opens the gate; a take-over that failed ends the process (1).
+func readyOrExit(op *ops, listened chan error) {
+	if err := op.ready(); err != nil {
+		if lerr := <-listened; lerr != nil && !errors.Is(lerr, err) {
+			err = fmt.Errorf("%v (%v)", err, lerr)
+		}
+		fmt.Fprintf(os.Stderr, "hello: %v\n", err)
+		os.Exit(1)
 	}
 }
