@@ -1,6 +1,7 @@
 package weir
 
 /*
+#include <errno.h>
 #include <weir.h>
 */
 import "C"
