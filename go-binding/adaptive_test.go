@@ -193,7 +193,9 @@ func startAdaptive(t *testing.T, ac AdaptiveConfig, workers int) (*Adaptive, str
 	ctx, cancel := context.WithCancel(context.Background())
 	listened := make(chan error, 1)
 	go func() { listened <- a.Listen(ctx) }()
-	waitFor(t, "the pair up", func() bool { return a.Addr() != nil && a.Standby() != nil && a.Metrics().StandbyBackend == a.Standby().Type() })
+	waitFor(t, "the pair up", func() bool {
+		return a.Addr() != nil && a.Standby() != nil && a.Metrics().StandbyBackend == a.Standby().Type()
+	})
 	time.Sleep(500 * time.Millisecond) // the standby's pause (its linger) and the pair's creation
 	t.Cleanup(func() {
 		cancel()
@@ -308,4 +310,37 @@ func TestAdaptiveConfigRefused(t *testing.T) {
 		t.Fatalf("Switch before Listen: %v", err)
 	}
 	_ = a.Shutdown(context.Background())
+}
+
+// The arm that must lose: a "switch" without the transplant (resume the
+// standby, pause the active engine) leaves every keep-alive client on the
+// paused engine, which nobody means to serve any more; Switch leaves none.
+func TestAdaptiveWithoutTransplantStrands(t *testing.T) {
+	a, addr := startAdaptive(t, AdaptiveConfig{Manual: true}, 1)
+	old, standby := a.Active(), a.Standby()
+	cl := idleClients(t, addr, 8)
+	if err := standby.ResumeAccept(); err != nil {
+		t.Fatalf("ResumeAccept: %v", err)
+	}
+	if err := old.PauseAccept(); err != nil {
+		t.Fatalf("PauseAccept: %v", err)
+	}
+	if n := old.Metrics().ConnectionsOpen; n != 8 {
+		t.Fatalf("without the transplant the paused engine holds %d connections, want all 8 stranded", n)
+	}
+	// With it: Switch from the paused engine's partner back and forth moves them.
+	if err := standby.PauseAccept(); err != nil {
+		t.Fatalf("PauseAccept: %v", err)
+	}
+	if err := old.ResumeAccept(); err != nil {
+		t.Fatalf("ResumeAccept: %v", err)
+	}
+	if err := a.Switch(); err != nil {
+		t.Fatalf("Switch: %v", err)
+	}
+	for _, c := range cl {
+		c.send(get("/moved"))
+		c.read("GET")
+	}
+	waitFor(t, "the old engine empty", func() bool { return old.Metrics().ConnectionsOpen == 0 })
 }
