@@ -18,8 +18,8 @@ import (
 
 // AdaptiveConfig tunes weir's adaptive controller (docs/adaptive.md). A zero
 // field takes weir's default (weir_adaptive_config_init): one sample a
-// second; up to io_uring at 256 connections per worker or 20,000 requests/s;
-// down to epoll below 64 and 5,000 both; 3 samples in a row; no switch
+// second; up to io_uring at 64 connections per worker or 20,000 requests/s;
+// down to epoll below 16 and 5,000 both; 3 samples in a row; no switch
 // within 10 s of another, nor while more than 50 requests in 1000 fail; 3
 // switches within a minute lock switching out for 5 minutes.
 type AdaptiveConfig struct {

@@ -1370,9 +1370,9 @@ typedef struct weir_adaptive weir_adaptive;
 typedef struct weir_adaptive_config {
     uint32_t size;               /* sizeof(weir_adaptive_config)                          */
     uint32_t interval_ms;        /* one sample per interval, 10..60000 (1000)             */
-    uint64_t up_conns;           /* to io_uring at >= this many connections per worker (256) */
+    uint64_t up_conns;           /* to io_uring at >= this many connections per worker (64) */
     uint64_t up_rps;             /* ... or at >= this many requests per second (20000)    */
-    uint64_t down_conns;         /* to epoll below this per worker (64) ...               */
+    uint64_t down_conns;         /* to epoll below this per worker (16) ...               */
     uint64_t down_rps;           /* ... and below this rate, both (5000)                  */
     uint64_t max_error_permille; /* no switch while errors per 1000 are above (50), <= 1000 */
     uint64_t hold;               /* samples in a row the load must ask (3), >= 1          */

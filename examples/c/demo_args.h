@@ -56,7 +56,7 @@ static const char demo_usage[] =
     "  --adaptive-controller    with --adaptive: switch by the load, off by default (docs/controller.md)\n"
     "  --controller-interval-ms N  one sample of the active engine per N ms (default 1000)\n"
     "  --controller K=N,...     the controller's thresholds, any of (defaults):\n"
-    "                           up_conns=256 up_rps=20000 down_conns=64 down_rps=5000\n"
+    "                           up_conns=64 up_rps=20000 down_conns=16 down_rps=5000\n"
     "                           max_error_permille=50 hold=3 cooldown_ms=10000\n"
     "                           flap_count=3 flap_window_ms=60000 lockout_ms=300000\n"
     "  --backend epoll|uring|auto  (default epoll; auto: io_uring where this kernel\n"

@@ -12,9 +12,9 @@ void config_defaults(weir_adaptive_config *c) {
     std::memset(c, 0, sizeof *c);
     c->size = sizeof *c;
     c->interval_ms = 1000;
-    c->up_conns = 256;
+    c->up_conns = 64;
     c->up_rps = 20000;
-    c->down_conns = 64;
+    c->down_conns = 16;
     c->down_rps = 5000;
     c->max_error_permille = 50;
     c->hold = 3;

@@ -321,7 +321,7 @@ static void test_sizes_adaptive_config(void **state) {
     weir_adaptive_config_init(&c.s);
     assert_int_equal(c.s.size, sizeof c.s);
     assert_int_equal(c.s.interval_ms, 1000);
-    assert_int_equal(c.s.up_conns, 256);
+    assert_int_equal(c.s.up_conns, 64);
     assert_int_equal(c.s.lockout_ms, 300000);
     assert_poisoned(&c, sizeof c.s, sizeof c);
     assert_null(weir_adaptive_config_error(&c.s));

@@ -287,8 +287,8 @@ void test_adaptive_policy_config_and_names(void **) {
     weir_adaptive_config k;
     config_defaults(&k);
     assert_null(config_error(&k));
-    assert_int_equal(k.up_conns, 256);
-    assert_int_equal(k.down_conns, 64);
+    assert_int_equal(k.up_conns, 64);
+    assert_int_equal(k.down_conns, 16);
     assert_int_equal(k.hold, 3);
     weir_adaptive_config bad = k;
     bad.down_conns = bad.up_conns; // no hysteresis

@@ -24,7 +24,7 @@ void test_demo_controller_flags(void **) {
     assert_int_equal(parse(&o, {"--adaptive"}), 0);
     assert_false(o.controller); // off by default
     assert_int_equal(o.controller_cfg.interval_ms, 1000);
-    assert_int_equal(o.controller_cfg.up_conns, 256);
+    assert_int_equal(o.controller_cfg.up_conns, 64);
     assert_int_equal(parse(&o, {"--adaptive", "--adaptive-controller", "--controller-interval-ms", "200",
                                 "--controller", "up_conns=9,down_conns=3,down_rps=7,lockout_ms=0"}),
                      0);
