@@ -1342,6 +1342,122 @@ WEIR_API int weir_engine_listen_systemd(weir_engine *e, const char *name, weir_s
  * fds without images). Control thread. (0.3) */
 WEIR_API int weir_engine_store_systemd(weir_engine *e, int64_t timeout_ns, weir_systemd_stats *out);
 
+/* ------------------------------------------------------------------------ */
+/* The adaptive pair (0.4, docs/adaptive.md)                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A weir_adaptive watches an active engine and a paused standby that listen
+ * on one port (create the standby with the active engine's port and the
+ * other backend, listen, start, weir_engine_pause it) and switches them with
+ * weir_engine_switch: when asked (weir_adaptive_switch) or, with a
+ * controller, when the active engine's own metrics say so
+ * (weir_adaptive_tick). It owns neither engine: destroy it before them.
+ *
+ * The controller thinks in roles, not backends: the active engine begins
+ * in the role of its backend (weir_metrics.backend) and the standby holds the
+ * other, even where it is a second epoll engine (io_uring refused); every
+ * switch swaps them. One sample per interval_ms: connections per worker
+ * (connections_open / workers, now), requests per second over the interval,
+ * errors per 1000 (parse errors and IO_ERROR, RESOURCE, OUTPUT_LIMIT and
+ * WRITE_TIMEOUT closes, over the requests plus the parse errors). On the
+ * epoll role it switches up at up_conns or up_rps; on the io_uring role down
+ * below down_conns and down_rps both; only after `hold` samples in a row,
+ * not within cooldown_ms of any switch, not while errors are above
+ * max_error_permille, not within lockout_ms of flap_count switches inside
+ * flap_window_ms. docs/adaptive.md says why each default is what it is.
+ */
+typedef struct weir_adaptive weir_adaptive;
+
+typedef struct weir_adaptive_config {
+    uint32_t size;               /* sizeof(weir_adaptive_config)                          */
+    uint32_t interval_ms;        /* one sample per interval, 10..60000 (1000)             */
+    uint64_t up_conns;           /* to io_uring at >= this many connections per worker (64) */
+    uint64_t up_rps;             /* ... or at >= this many requests per second (20000)    */
+    uint64_t down_conns;         /* to epoll below this per worker (16) ...               */
+    uint64_t down_rps;           /* ... and below this rate, both (5000)                  */
+    uint64_t max_error_permille; /* no switch while errors per 1000 are above (50), <= 1000 */
+    uint64_t hold;               /* samples in a row the load must ask (3), >= 1          */
+    uint64_t cooldown_ms;        /* no switch this long after any switch (10000)          */
+    uint64_t flap_count;         /* this many switches (3; 0: no lock-out), <= 16 ...     */
+    uint64_t flap_window_ms;     /* ... within this window (60000) ...                    */
+    uint64_t lockout_ms;         /* ... lock switching out this long (300000)             */
+} weir_adaptive_config;
+
+/* Why the last sample decided what it did (weir_adaptive_state.last_reason). */
+#define WEIR_ADAPTIVE_NONE 0     /* no sample yet                                     */
+#define WEIR_ADAPTIVE_STEADY 1   /* the load fits the active engine's role            */
+#define WEIR_ADAPTIVE_HOLD 2     /* the load asks for a switch, fewer than hold times */
+#define WEIR_ADAPTIVE_LOCKOUT 3  /* it would switch, but flapping locked it out       */
+#define WEIR_ADAPTIVE_COOLDOWN 4 /* it would switch, but a switch was too recent      */
+#define WEIR_ADAPTIVE_ERRORS 5   /* it would switch, but the error rate is too high   */
+#define WEIR_ADAPTIVE_UP 6       /* it switched (or tried to) to the io_uring role     */
+#define WEIR_ADAPTIVE_DOWN 7     /* it switched (or tried to) to the epoll role        */
+#define WEIR_ADAPTIVE_REASON_COUNT 8
+
+typedef struct weir_adaptive_state {
+    uint32_t size;                /* set by the caller                                     */
+    uint32_t controller;          /* 1: created with a config, the load switches it        */
+    uint32_t active_backend;      /* WEIR_BACKEND_* of the engine serving now              */
+    uint32_t standby_backend;     /* WEIR_BACKEND_* of the paused one                      */
+    uint32_t role;                /* WEIR_BACKEND_* role the active engine holds           */
+    uint32_t last_reason;         /* WEIR_ADAPTIVE_*                                       */
+    uint64_t switches;            /* switches made, forced or the controller's             */
+    uint64_t switch_failures;     /* weir_engine_switch errors (nothing swapped)           */
+    uint64_t controller_switches; /* of the switches, the controller's                     */
+    uint64_t forced_switches;     /* of the switches, weir_adaptive_switch's               */
+    uint64_t decisions;           /* samples taken                                         */
+    uint64_t streak;              /* samples in a row the load has asked for a switch      */
+    uint64_t held_by_cooldown;    /* samples where a due switch was held by the cooldown   */
+    uint64_t held_by_errors;      /* ... by the error rate                                 */
+    uint64_t held_by_lockout;     /* ... by a flap lock-out                                */
+    uint64_t lockouts;            /* flap lock-outs begun                                  */
+    uint64_t last_conns_per_worker; /* the last sample                                    */
+    uint64_t last_rps;
+    uint64_t last_error_permille;
+} weir_adaptive_state;
+
+/* The defaults above, size set. NULL: nothing. Any thread. (0.4) */
+WEIR_API void weir_adaptive_config_init(weir_adaptive_config *cfg);
+/* NULL when cfg is usable, else a static sentence saying what is wrong
+ * (a size outside the struct rule, interval_ms outside 10..60000, down
+ * thresholds not below the up ones, hold 0, flap_count over 16,
+ * max_error_permille over 1000). Any thread. (0.4) */
+WEIR_API const char *weir_adaptive_config_error(const weir_adaptive_config *cfg);
+/* active: listening and started, serving; standby: listening on the same
+ * address, started and paused (weir_engine_pause). cfg NULL: no controller,
+ * only weir_adaptive_switch switches. Returns 0, -EINVAL (NULL handles, the
+ * same engine twice, a cfg weir_adaptive_config_error refuses), -ENOMEM, or
+ * weir_engine_metrics' error. Control thread. (0.4) */
+WEIR_API int weir_adaptive_create(weir_engine *active, weir_engine *standby, const weir_adaptive_config *cfg,
+                                  weir_adaptive **out);
+/* Frees it; the engines are the caller's and left as they are. Not
+ * concurrently with any other call on it. NULL: nothing. (0.4) */
+WEIR_API void weir_adaptive_destroy(weir_adaptive *a);
+/* Takes a sample when one is due (none without a controller) and makes
+ * the switch it asks for. Call it at least every weir_adaptive_timeout_ms.
+ * Returns 1 (switched), 0 (no switch due, or not yet a sample), -EINVAL, or
+ * the switch's error (counted in switch_failures; asked again at the next
+ * sample). Any thread (calls on one weir_adaptive are serialised). (0.4) */
+WEIR_API int weir_adaptive_tick(weir_adaptive *a);
+/* Milliseconds until the next sample is due (0: now), -1 without a
+ * controller, -EINVAL for NULL. Any thread. (0.4) */
+WEIR_API int weir_adaptive_timeout_ms(weir_adaptive *a);
+/* Switches now (an operator's SIGWINCH), whatever the controller says:
+ * never held back; the controller counts it toward cooldown and flapping.
+ * Returns 0, -EINVAL, or weir_engine_switch's error (nothing swapped). Any
+ * thread. (0.4) */
+WEIR_API int weir_adaptive_switch(weir_adaptive *a);
+/* The engine serving now and the standby (either pointer may be NULL);
+ * they change at every switch. Returns 0 or -EINVAL. Any thread. (0.4) */
+WEIR_API int weir_adaptive_engines(weir_adaptive *a, weir_engine **active, weir_engine **standby);
+/* The state and counters above. out->size must be set. Returns 0 or
+ * -EINVAL. Any thread. (0.4) */
+WEIR_API int weir_adaptive_state_get(weir_adaptive *a, weir_adaptive_state *out);
+/* A static name for a WEIR_ADAPTIVE_* reason ("none", "steady", "hold",
+ * "lockout", "cooldown", "errors", "up", "down"), "unknown" otherwise. (0.4) */
+WEIR_API const char *weir_adaptive_reason_name(uint32_t reason);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,43 +1,36 @@
 /* weir-demo --adaptive (docs/transplant.md): a standby engine on the other
  * backend (io_uring where the kernel runs it, else a second epoll engine)
- * listens on the same port, paused; SIGWINCH switches the active engine and
- * the standby (weir_engine_switch: resume, transplant, pause) and swaps their
- * roles. With --adaptive-controller (docs/controller.md) the main loop also
- * samples the active engine every interval and demo_controller.h decides
- * when to switch. Included once by weir-demo.c. */
+ * listens on the same port, paused; the library's adaptive pair
+ * (weir_adaptive_*, docs/adaptive.md) switches them — SIGWINCH forces a
+ * switch, and with --adaptive-controller the main loop ticks the pair's
+ * controller every interval. This file only creates the standby, ticks and
+ * prints: the policy is weir's. Included once by weir-demo.c. */
 #ifndef WEIR_DEMO_ADAPTIVE_H
 #define WEIR_DEMO_ADAPTIVE_H
 
 #include <stdio.h>
-#include <time.h>
 
 #include "weir.h"
 
-#include "demo_controller.h"
+#include "demo_args.h"
 
 /* The pair, apart from the active engine itself (the demo's `e`, which every
- * other part of the demo uses). */
+ * other part of the demo uses and which follows the pair's switches). */
 typedef struct adaptive {
     weir_engine *standby;
-    uint32_t active_backend, standby_backend;
-    unsigned switches;
-    /* --adaptive-controller */
-    int controller;
-    uint32_t interval_ms;
-    ctl policy;
-    weir_metrics base; /* the active engine's, at the last sample or switch */
-    uint64_t base_ms, next_ms;
+    weir_adaptive *pair;
+    weir_adaptive_config cfg; /* in force, for SIGHUP's controller.config.* lines */
 } adaptive;
 
 static const char *demo_backend_name(uint32_t b) { return b == WEIR_BACKEND_URING ? "uring" : "epoll"; }
 
 /* Creates, listens, starts and pauses the standby on the active engine's
- * port. Returns 0 or an error code. */
-static int adaptive_start(adaptive *a, weir_engine *active, const weir_config *cfg) {
+ * port, then the pair over both; ctl NULL: no controller. Returns 0 or an
+ * error code. */
+static int adaptive_start(adaptive *a, weir_engine *active, const weir_config *cfg, const weir_adaptive_config *ctl) {
     weir_config c = *cfg;
     struct sockaddr_storage ss;
     socklen_t len = sizeof ss;
-    a->active_backend = cfg->backend;
     int rc = weir_engine_addr(active, &ss, &len);
     if (rc < 0)
         return rc;
@@ -52,91 +45,62 @@ static int adaptive_start(adaptive *a, weir_engine *active, const weir_config *c
     }
     if (rc < 0)
         return rc;
-    a->standby_backend = c.backend;
     if ((rc = weir_engine_listen(a->standby)) < 0 || (rc = weir_engine_start(a->standby)) < 0)
         return rc;
     rc = weir_engine_pause(a->standby);
-    return rc == -ECANCELED ? 0 : rc;
+    if (rc < 0 && rc != -ECANCELED)
+        return rc;
+    if (ctl)
+        a->cfg = *ctl;
+    return weir_adaptive_create(active, a->standby, ctl, &a->pair);
 }
 
-static uint64_t adaptive_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+/* After a switch: the demo's `e` and the standby follow the pair. */
+static void adaptive_follow(adaptive *a, weir_engine **active) {
+    weir_adaptive_engines(a->pair, active, &a->standby);
+    weir_adaptive_state st;
+    memset(&st, 0, sizeof st);
+    st.size = sizeof st;
+    weir_adaptive_state_get(a->pair, &st);
+    printf("switched to %s\n", demo_backend_name(st.active_backend));
+    fflush(stdout);
 }
 
-/* The next sample's deltas start here: after a switch they are the new
- * active engine's. */
-static void adaptive_rebase(adaptive *a, weir_engine *active) {
-    memset(&a->base, 0, sizeof a->base);
-    a->base.size = sizeof a->base;
-    weir_engine_metrics(active, &a->base);
-    a->base_ms = adaptive_now_ms();
-}
-
-/* The controller begins with the active engine in the role of its backend
- * (the standby takes the other role, even as a second epoll engine). */
-static void adaptive_controller_start(adaptive *a, weir_engine *active, const ctl_config *cfg, uint32_t interval_ms) {
-    a->controller = 1;
-    a->interval_ms = interval_ms;
-    ctl_init(&a->policy, cfg, a->active_backend == WEIR_BACKEND_URING);
-    adaptive_rebase(a, active);
-    a->next_ms = a->base_ms + interval_ms;
-}
-
-/* SIGWINCH (by_controller 0) or the controller: the standby takes over; the
- * roles swap. */
-static void adaptive_switch(adaptive *a, weir_engine **active, int by_controller) {
-    int rc = weir_engine_switch(*active, a->standby);
+/* SIGWINCH: the standby takes over, whatever the controller says. */
+static void adaptive_switch(adaptive *a, weir_engine **active) {
+    int rc = weir_adaptive_switch(a->pair);
     if (rc < 0) {
         printf("switch failed: %s\n", weir_strerror(rc));
         fflush(stdout);
         return;
     }
-    weir_engine *e = *active;
-    *active = a->standby;
-    a->standby = e;
-    uint32_t b = a->active_backend;
-    a->active_backend = a->standby_backend;
-    a->standby_backend = b;
-    a->switches++;
-    if (a->controller) {
-        ctl_switched(&a->policy, adaptive_now_ms(), by_controller);
-        adaptive_rebase(a, *active);
-    }
-    printf("switched to %s\n", demo_backend_name(a->active_backend));
-    fflush(stdout);
+    adaptive_follow(a, active);
 }
 
 /* The main loop's poll timeout: until the next sample, or -1 (none). */
-static int adaptive_timeout(const adaptive *a) {
-    if (!a->controller)
-        return -1;
-    uint64_t now = adaptive_now_ms();
-    return a->next_ms > now ? (int)(a->next_ms - now) : 0;
-}
+static int adaptive_timeout(const adaptive *a) { return a->pair ? weir_adaptive_timeout_ms(a->pair) : -1; }
 
-/* After every wakeup of the main loop: a sample when one is due (signals
- * do not delay it), and the switch the controller asks for. */
+/* After every wakeup of the main loop: the pair samples when a sample is due
+ * (signals do not delay it) and makes the switch its controller asks for. */
 static void adaptive_tick(adaptive *a, weir_engine **active) {
-    uint64_t now = adaptive_now_ms();
-    if (!a->controller || now < a->next_ms)
+    if (!a->pair)
         return;
-    a->next_ms = now + a->interval_ms;
-    weir_metrics m;
-    memset(&m, 0, sizeof m);
-    m.size = sizeof m;
-    if (weir_engine_metrics(*active, &m) < 0)
+    int rc = weir_adaptive_tick(a->pair);
+    if (rc == 0)
         return;
-    ctl_sample s = ctl_sample_from(&a->base, &m, now - a->base_ms, now);
-    a->base = m;
-    a->base_ms = now;
-    if (ctl_decide(&a->policy, &s) != CTL_SWITCH)
-        return;
+    weir_adaptive_state st;
+    memset(&st, 0, sizeof st);
+    st.size = sizeof st;
+    weir_adaptive_state_get(a->pair, &st);
     printf("controller: %s (%llu connections per worker, %llu requests/s, %llu errors per 1000)\n",
-           ctl_reason_name(a->policy.last), (unsigned long long)s.conns_per_worker, (unsigned long long)s.rps,
-           (unsigned long long)s.error_permille);
-    adaptive_switch(a, active, 1);
+           weir_adaptive_reason_name(st.last_reason), (unsigned long long)st.last_conns_per_worker,
+           (unsigned long long)st.last_rps, (unsigned long long)st.last_error_permille);
+    if (rc < 0) {
+        printf("switch failed: %s\n", weir_strerror(rc));
+        fflush(stdout);
+        return;
+    }
+    adaptive_follow(a, active);
 }
 
 /* SIGHUP's adaptive lines: the switch count, the standby's ledger (the
@@ -145,37 +109,40 @@ static void adaptive_print(const adaptive *a) {
     weir_metrics m;
     memset(&m, 0, sizeof m);
     m.size = sizeof m;
-    if (weir_engine_metrics(a->standby, &m) < 0)
+    weir_adaptive_state st;
+    memset(&st, 0, sizeof st);
+    st.size = sizeof st;
+    if (weir_engine_metrics(a->standby, &m) < 0 || weir_adaptive_state_get(a->pair, &st) < 0)
         return;
-    printf("adaptive.active %s\n", demo_backend_name(a->active_backend));
-    printf("adaptive.switches %u\n", a->switches);
+    printf("adaptive.active %s\n", demo_backend_name(st.active_backend));
+    printf("adaptive.switches %llu\n", (unsigned long long)st.switches);
+    printf("adaptive.switch_failures %llu\n", (unsigned long long)st.switch_failures);
     printf("standby.connections_open %llu\n", (unsigned long long)m.connections_open);
     printf("standby.transplant_detached %llu\n", (unsigned long long)m.transplant_detached);
     printf("standby.transplant_adopted %llu\n", (unsigned long long)m.transplant_adopted);
     printf("standby.transplant_refused %llu\n", (unsigned long long)m.transplant_refused);
     printf("standby.transplant_in_flight %llu\n", (unsigned long long)m.transplant_in_flight);
-    printf("controller.enabled %d\n", a->controller);
-    if (!a->controller)
+    printf("controller.enabled %u\n", st.controller);
+    if (!st.controller)
         return;
-    const ctl *c = &a->policy;
-    printf("controller.interval_ms %u\n", a->interval_ms);
-#define CTL_PRINT(name, def) printf("controller.config.%s %llu\n", #name, (unsigned long long)c->cfg.name);
-    CTL_TUNABLES(CTL_PRINT)
+    printf("controller.interval_ms %u\n", a->cfg.interval_ms);
+#define CTL_PRINT(name) printf("controller.config.%s %llu\n", #name, (unsigned long long)a->cfg.name);
+    DEMO_CTL_TUNABLES(CTL_PRINT)
 #undef CTL_PRINT
-    printf("controller.role %s\n", c->on_uring ? "uring" : "epoll");
-    printf("controller.last_reason %s\n", ctl_reason_name(c->last));
-    printf("controller.last_conns_per_worker %llu\n", (unsigned long long)c->last_sample.conns_per_worker);
-    printf("controller.last_rps %llu\n", (unsigned long long)c->last_sample.rps);
-    printf("controller.last_error_permille %llu\n", (unsigned long long)c->last_sample.error_permille);
-#define F(x) printf("controller.%s %llu\n", #x, (unsigned long long)c->x)
-    F(streak);
-    F(decisions);
-    F(switches);
-    F(external_switches);
-    F(held_by_cooldown);
-    F(held_by_errors);
-    F(held_by_lockout);
-    F(lockouts);
+    printf("controller.role %s\n", demo_backend_name(st.role));
+    printf("controller.last_reason %s\n", weir_adaptive_reason_name(st.last_reason));
+    printf("controller.last_conns_per_worker %llu\n", (unsigned long long)st.last_conns_per_worker);
+    printf("controller.last_rps %llu\n", (unsigned long long)st.last_rps);
+    printf("controller.last_error_permille %llu\n", (unsigned long long)st.last_error_permille);
+#define F(line, x) printf("controller.%s %llu\n", line, (unsigned long long)st.x)
+    F("streak", streak);
+    F("decisions", decisions);
+    F("switches", controller_switches);
+    F("external_switches", forced_switches);
+    F("held_by_cooldown", held_by_cooldown);
+    F("held_by_errors", held_by_errors);
+    F("held_by_lockout", held_by_lockout);
+    F("lockouts", lockouts);
 #undef F
 }
 

@@ -13,7 +13,12 @@
 
 #include "weir.h"
 
-#include "demo_controller.h"
+/* The controller's tunables by the names --controller takes and SIGHUP's
+ * controller.config.* lines print: the fields of weir_adaptive_config
+ * (their defaults and meaning are weir's: weir.h, docs/adaptive.md). */
+#define DEMO_CTL_TUNABLES(X)                                                                                           \
+    X(up_conns) X(up_rps) X(down_conns) X(down_rps) X(max_error_permille) X(hold) X(cooldown_ms) X(flap_count)         \
+        X(flap_window_ms) X(lockout_ms)
 
 enum demo_mode { DEMO_INLINE, DEMO_DRIVEN, DEMO_DEFERRED };
 enum demo_app { DEMO_APP_HELLO, DEMO_APP_ECHO };
@@ -22,10 +27,9 @@ typedef struct demo_opts {
     weir_config cfg;
     int backend_auto; /* --backend auto: io_uring, else epoll */
     int adaptive;     /* --adaptive: a standby engine on the other backend, SIGWINCH switches */
-    int controller;   /* --adaptive-controller: switch by the load (demo_controller.h) */
+    int controller;   /* --adaptive-controller: switch by the load (weir_adaptive_*) */
     int controller_tuned;            /* --controller or --controller-interval-ms was given */
-    uint32_t controller_interval_ms; /* one sample of the active engine per interval */
-    ctl_config controller_cfg;       /* --controller, over the defaults */
+    weir_adaptive_config controller_cfg; /* --controller and --controller-interval-ms, over weir's defaults */
     char host[64];          /* cfg.host points here */
     weir_http1_limits limits; /* cfg.limits points here */
     enum demo_mode mode;
@@ -52,7 +56,7 @@ static const char demo_usage[] =
     "  --adaptive-controller    with --adaptive: switch by the load, off by default (docs/controller.md)\n"
     "  --controller-interval-ms N  one sample of the active engine per N ms (default 1000)\n"
     "  --controller K=N,...     the controller's thresholds, any of (defaults):\n"
-    "                           up_conns=256 up_rps=20000 down_conns=64 down_rps=5000\n"
+    "                           up_conns=64 up_rps=20000 down_conns=16 down_rps=5000\n"
     "                           max_error_permille=50 hold=3 cooldown_ms=10000\n"
     "                           flap_count=3 flap_window_ms=60000 lockout_ms=300000\n"
     "  --backend epoll|uring|auto  (default epoll; auto: io_uring where this kernel\n"
@@ -136,9 +140,9 @@ static int demo_addr(demo_opts *o, const char *s) {
     return 0;
 }
 
-/* "name=N,name=N" over c: the names of CTL_TUNABLES, any subset, any order.
- * Returns 0, or -1 with *bad at the offending item. */
-static int ctl_config_parse(ctl_config *c, const char *spec, const char **bad) {
+/* "name=N,name=N" over c: the names of DEMO_CTL_TUNABLES, any subset, any
+ * order. Returns 0, or -1 with *bad at the offending item. */
+static int ctl_config_parse(weir_adaptive_config *c, const char *spec, const char **bad) {
     const char *p = spec;
     while (*p) {
         const char *eq = strchr(p, '='), *end = strchr(p, ',');
@@ -148,10 +152,10 @@ static int ctl_config_parse(ctl_config *c, const char *spec, const char **bad) {
         if (!eq || eq > end)
             return -1;
         uint64_t *field = NULL;
-#define CTL_KEY(name, def)                                                                                             \
+#define CTL_KEY(name)                                                                                                  \
     if ((size_t)(eq - p) == sizeof #name - 1 && memcmp(p, #name, sizeof #name - 1) == 0)                               \
         field = &c->name;
-        CTL_TUNABLES(CTL_KEY)
+        DEMO_CTL_TUNABLES(CTL_KEY)
 #undef CTL_KEY
         uint64_t v = 0;
         const char *d = eq + 1;
@@ -181,9 +185,8 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
     o->app = DEMO_APP_HELLO;
     o->upload_max = 4294967296ull;
     o->defer_threads = 4;
-    o->controller_interval_ms = 1000;
     o->handover.size = sizeof o->handover;
-    ctl_config_defaults(&o->controller_cfg);
+    weir_adaptive_config_init(&o->controller_cfg);
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
@@ -273,7 +276,7 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
         } else if (!strcmp(f, "--controller-interval-ms")) {
             if (demo_u64(v, 60000, &n) != 0 || n < 10)
                 return demo_bad("bad --controller-interval-ms (want 10 to 60000)", v);
-            o->controller_interval_ms = (uint32_t)n;
+            o->controller_cfg.interval_ms = (uint32_t)n;
             o->controller_tuned = 1;
         } else if (!strcmp(f, "--upload-max-bytes")) {
             if (!strcmp(v, "unlimited"))
@@ -338,7 +341,7 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
         return demo_bad("--controller and --controller-interval-ms need --adaptive-controller", "it is off without it");
     if ((o->upgrade_socket || o->take_over) && o->adaptive)
         return demo_bad("--adaptive cannot be handed over", "its standby engine would be left behind");
-    const char *why = ctl_config_check(&o->controller_cfg);
+    const char *why = weir_adaptive_config_error(&o->controller_cfg);
     if (why)
         return demo_bad("bad --controller", why);
     o->cfg.host = o->host;

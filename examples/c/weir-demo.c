@@ -424,7 +424,7 @@ static int signal_loop(demo *d, int sfd) {
         case SIGHUP: print_metrics(d); break;
         case SIGWINCH:
             if (d->ad.standby)
-                adaptive_switch(&d->ad, &d->e, 0);
+                adaptive_switch(&d->ad, &d->e);
             break;
         case SIGUSR1: pause_signal(d->e, 1); break;
         case SIGUSR2: pause_signal(d->e, 0); break;
@@ -493,18 +493,19 @@ int main(int argc, char **argv) {
     }
     if (start_mode(&d) != 0)
         goto stop;
-    if (d.o.adaptive && (rc = adaptive_start(&d.ad, d.e, &d.o.cfg)) < 0) {
+    if (d.o.adaptive &&
+        (rc = adaptive_start(&d.ad, d.e, &d.o.cfg, d.o.controller ? &d.o.controller_cfg : NULL)) < 0) {
         fail("--adaptive standby", rc);
         goto stop;
     }
-    if (d.o.controller)
-        adaptive_controller_start(&d.ad, d.e, &d.o.controller_cfg, d.o.controller_interval_ms);
     print_listening(d.e, d.o.host);
 
     exit_code = signal_loop(&d, sfd);
 stop:
     weir_handover_free(d.ho.offer); /* a signal or failure ended us first: withdrawn */
     weir_handover_free(d.ho.taking);
+    weir_adaptive_destroy(d.ad.pair); /* before the engines it watches */
+    d.ad.pair = NULL;
     if (d.ad.standby) {
         rc = weir_engine_shutdown(d.ad.standby, SHUTDOWN_GRACE_NS);
         if (rc < 0 && rc != -ETIMEDOUT)

@@ -46,6 +46,14 @@ template <> struct First<weir_file_options> {
     static constexpr size_t value = WEIR_END_OF(weir_file_options, reserved_);
 };
 
+// 0.4: the adaptive pair (weir_adaptive_*).
+template <> struct First<weir_adaptive_config> {
+    static constexpr size_t value = WEIR_END_OF(weir_adaptive_config, lockout_ms);
+};
+template <> struct First<weir_adaptive_state> {
+    static constexpr size_t value = WEIR_END_OF(weir_adaptive_state, last_error_permille);
+};
+
 template <typename T> constexpr size_t kFirst = First<T>::value;
 
 template <typename T> constexpr bool size_ok(uint32_t size) { return size >= kFirst<T> && size <= sizeof(T); }

@@ -176,6 +176,34 @@ int weir_header_use(void) {
     n += (f_serve_file != 0) + (f_file_options_init != 0) + (f_content_type != 0) + (int)fopts.size +
          (int)fopts.flags + (int)fopts.num_headers + (int)fopts.respond_flags + (fopts.content_type != 0) +
          (fopts.headers != 0);
+    /* 0.4: the adaptive pair (docs/adaptive.md). */
+    void (*f_ad_init)(weir_adaptive_config *) = weir_adaptive_config_init;
+    const char *(*f_ad_error)(const weir_adaptive_config *) = weir_adaptive_config_error;
+    int (*f_ad_create)(weir_engine *, weir_engine *, const weir_adaptive_config *, weir_adaptive **) =
+        weir_adaptive_create;
+    void (*f_ad_destroy)(weir_adaptive *) = weir_adaptive_destroy;
+    int (*f_ad_tick)(weir_adaptive *) = weir_adaptive_tick;
+    int (*f_ad_timeout)(weir_adaptive *) = weir_adaptive_timeout_ms;
+    int (*f_ad_switch)(weir_adaptive *) = weir_adaptive_switch;
+    int (*f_ad_engines)(weir_adaptive *, weir_engine **, weir_engine **) = weir_adaptive_engines;
+    int (*f_ad_state)(weir_adaptive *, weir_adaptive_state *) = weir_adaptive_state_get;
+    const char *(*f_ad_reason)(uint32_t) = weir_adaptive_reason_name;
+    weir_adaptive_config ad_cfg;
+    weir_adaptive_state ad_st;
+    ad_cfg.size = (uint32_t)sizeof ad_cfg;
+    ad_cfg.interval_ms = 1000;
+    ad_cfg.up_conns = ad_cfg.up_rps = ad_cfg.down_conns = ad_cfg.down_rps = ad_cfg.max_error_permille = 0;
+    ad_cfg.hold = ad_cfg.cooldown_ms = ad_cfg.flap_count = ad_cfg.flap_window_ms = ad_cfg.lockout_ms = 0;
+    ad_st.size = (uint32_t)sizeof ad_st;
+    ad_st.controller = ad_st.active_backend = ad_st.standby_backend = ad_st.role = ad_st.last_reason = 0;
+    ad_st.switches = ad_st.switch_failures = ad_st.controller_switches = ad_st.forced_switches = 0;
+    ad_st.decisions = ad_st.streak = ad_st.held_by_cooldown = ad_st.held_by_errors = ad_st.held_by_lockout = 0;
+    ad_st.lockouts = ad_st.last_conns_per_worker = ad_st.last_rps = ad_st.last_error_permille = 0;
+    n += (f_ad_init != 0) + (f_ad_error != 0) + (f_ad_create != 0) + (f_ad_destroy != 0) + (f_ad_tick != 0) +
+         (f_ad_timeout != 0) + (f_ad_switch != 0) + (f_ad_engines != 0) + (f_ad_state != 0) + (f_ad_reason != 0) +
+         (int)ad_cfg.interval_ms + (int)ad_st.size + WEIR_ADAPTIVE_NONE + WEIR_ADAPTIVE_STEADY + WEIR_ADAPTIVE_HOLD +
+         WEIR_ADAPTIVE_LOCKOUT + WEIR_ADAPTIVE_COOLDOWN + WEIR_ADAPTIVE_ERRORS + WEIR_ADAPTIVE_UP +
+         WEIR_ADAPTIVE_DOWN + WEIR_ADAPTIVE_REASON_COUNT;
     /* 0.4: no body limit (weir_http1_limits.max_body). */
     n += (WEIR_BODY_UNLIMITED == UINT64_MAX);
     /* 0.4: the PROXY protocol (config fields, close reason, counters). */

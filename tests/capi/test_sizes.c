@@ -39,6 +39,8 @@
 #define FIRST_METRICS END_OF(weir_metrics, closes)
 /* 0.4 */
 #define FIRST_FILE_OPTIONS END_OF(weir_file_options, reserved_)
+#define FIRST_ADAPTIVE_CONFIG END_OF(weir_adaptive_config, lockout_ms)
+#define FIRST_ADAPTIVE_STATE END_OF(weir_adaptive_state, last_error_permille)
 #if UINTPTR_MAX == UINT64_MAX
 _Static_assert(FIRST_CONFIG == 120, "weir_config's first size moved");
 _Static_assert(FIRST_LIMITS == 40, "weir_http1_limits' first size moved");
@@ -46,6 +48,8 @@ _Static_assert(FIRST_REQUEST == 120, "weir_http1_request's first size moved");
 _Static_assert(FIRST_CHUNKED == 80, "weir_http1_chunked's first size moved");
 _Static_assert(FIRST_METRICS == 384, "weir_metrics' first size moved");
 _Static_assert(FIRST_FILE_OPTIONS == 40, "weir_file_options' first size moved");
+_Static_assert(FIRST_ADAPTIVE_CONFIG == 88, "weir_adaptive_config's first size moved");
+_Static_assert(FIRST_ADAPTIVE_STATE == 128, "weir_adaptive_state's first size moved");
 #endif
 
 enum { TAIL = 64, POISON = 0xa5 };
@@ -307,8 +311,32 @@ static void test_sizes_file_options(void **state) {
     weir_file_options_init(NULL);
 }
 
+/* 0.4: weir_adaptive_config_init writes sizeof and every default, nothing
+ * past it; weir_adaptive_config_error takes the first size (fields past it
+ * keep their defaults) and refuses 0 and one past the struct. */
+static void test_sizes_adaptive_config(void **state) {
+    (void)state;
+    PADDED(weir_adaptive_config) c;
+    memset(&c, POISON, sizeof c);
+    weir_adaptive_config_init(&c.s);
+    assert_int_equal(c.s.size, sizeof c.s);
+    assert_int_equal(c.s.interval_ms, 1000);
+    assert_int_equal(c.s.up_conns, 64);
+    assert_int_equal(c.s.lockout_ms, 300000);
+    assert_poisoned(&c, sizeof c.s, sizeof c);
+    assert_null(weir_adaptive_config_error(&c.s));
+    c.s.size = FIRST_ADAPTIVE_CONFIG;
+    assert_null(weir_adaptive_config_error(&c.s));
+    c.s.size = 0;
+    assert_non_null(weir_adaptive_config_error(&c.s));
+    c.s.size = sizeof c.s + 1;
+    assert_non_null(weir_adaptive_config_error(&c.s));
+    weir_adaptive_config_init(NULL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sizes_adaptive_config),
         cmocka_unit_test(test_sizes_file_options),
         cmocka_unit_test(test_sizes_limits),        cmocka_unit_test(test_sizes_parser_request),
         cmocka_unit_test(test_sizes_chunked),       cmocka_unit_test(test_sizes_config),

@@ -8,7 +8,7 @@
 # io_uring_queue_init_params that fails, so the standby is a second epoll
 # engine). The arm that must not switch: --adaptive without the controller,
 # the same load held past the default interval x hold (3 s) with 300
-# connections per worker, above the default up_conns (256): no switch.
+# connections per worker, above the default up_conns (64): no switch.
 source "$(dirname "$0")/demo_common.bash"
 need_bin "$B/bin/weir-demo"
 command -v python3 >/dev/null || { echo "python3 is not installed"; exit 77; }

@@ -1,7 +1,7 @@
 // hello answers GET / with "Hello, World!" on weir, through the zero-copy
 // native API or a standard net/http handler:
 //
-//	go run ./examples/go/hello --addr 127.0.0.1:8080 --api native|nethttp [--workers N] [--async] [--stats]
+//	go run ./examples/go/hello --addr 127.0.0.1:8080 --api native|nethttp [--workers N] [--async] [--stats] [--adaptive]
 //
 // It prints "listening on HOST:PORT" once bound and exits 0 on SIGTERM or
 // SIGINT after a graceful shutdown. The benchmarks use it as weir's Go server.
@@ -92,6 +92,13 @@ func main() {
 		os.Exit(2)
 	}
 
+	if *adaptive { // adaptive.go
+		if err := runAdaptive(cfg); err != nil {
+			fmt.Fprintf(os.Stderr, "hello: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	e, err := weir.New(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "hello: %v\n", err)

@@ -11,7 +11,7 @@
 int main(void) {
     printf("pub const C_SIZES: &[(&str, usize, usize)] = &[\n");
     S(weir_str_t) S(weir_header_t) S(weir_http1_limits) S(weir_http1_request) S(weir_http1_chunked)
-    S(weir_config) S(weir_metrics) S(weir_request) S(weir_answer_t) S(weir_handover_options) S(weir_handover_stats) S(weir_systemd_stats) S(weir_file_options) S(struct sockaddr_storage) S(socklen_t)
+    S(weir_config) S(weir_metrics) S(weir_request) S(weir_answer_t) S(weir_handover_options) S(weir_handover_stats) S(weir_systemd_stats) S(weir_file_options) S(weir_adaptive_config) S(weir_adaptive_state) S(struct sockaddr_storage) S(socklen_t)
     printf("];\npub const C_FIELDS: &[(&str, usize)] = &[\n");
     F(weir_str_t, ptr) F(weir_str_t, len)
     F(weir_header_t, name) F(weir_header_t, value)
@@ -72,6 +72,17 @@ int main(void) {
     F(weir_file_options, size) F(weir_file_options, flags) F(weir_file_options, content_type)
     F(weir_file_options, headers) F(weir_file_options, num_headers) F(weir_file_options, respond_flags)
     F(weir_file_options, reserved_)
+    F(weir_adaptive_config, size) F(weir_adaptive_config, interval_ms) F(weir_adaptive_config, up_conns)
+    F(weir_adaptive_config, up_rps) F(weir_adaptive_config, down_conns) F(weir_adaptive_config, down_rps)
+    F(weir_adaptive_config, max_error_permille) F(weir_adaptive_config, hold) F(weir_adaptive_config, cooldown_ms)
+    F(weir_adaptive_config, flap_count) F(weir_adaptive_config, flap_window_ms) F(weir_adaptive_config, lockout_ms)
+    F(weir_adaptive_state, size) F(weir_adaptive_state, controller) F(weir_adaptive_state, active_backend)
+    F(weir_adaptive_state, standby_backend) F(weir_adaptive_state, role) F(weir_adaptive_state, last_reason)
+    F(weir_adaptive_state, switches) F(weir_adaptive_state, switch_failures) F(weir_adaptive_state, controller_switches)
+    F(weir_adaptive_state, forced_switches) F(weir_adaptive_state, decisions) F(weir_adaptive_state, streak)
+    F(weir_adaptive_state, held_by_cooldown) F(weir_adaptive_state, held_by_errors) F(weir_adaptive_state, held_by_lockout)
+    F(weir_adaptive_state, lockouts) F(weir_adaptive_state, last_conns_per_worker) F(weir_adaptive_state, last_rps)
+    F(weir_adaptive_state, last_error_permille)
     printf("];\npub const C_CONSTS: &[(&str, i64)] = &[\n");
     K(WEIR_VERSION_MAJOR) K(WEIR_VERSION_MINOR) K(WEIR_VERSION_PATCH) K(WEIR_VERSION_HEX)
     K(WEIR_E_BASE) K(WEIR_E_INCOMPLETE) K(WEIR_E_BAD_METHOD) K(WEIR_E_BAD_TARGET) K(WEIR_E_BAD_VERSION)
@@ -93,6 +104,9 @@ int main(void) {
     K(WEIR_CLOSE_SILENT) K(WEIR_CLOSE_TRANSPLANT_REFUSED) K(WEIR_CLOSE_BODY_TIMEOUT) K(WEIR_CLOSE_HANDLER_TIMEOUT) K(WEIR_CLOSE_UPGRADED) K(WEIR_CLOSE_BODY_UNREAD) K(WEIR_CLOSE_ABORTED) K(WEIR_CLOSE_HANDOVER) K(WEIR_CLOSE_PROXY) K(WEIR_PROXY_OFF) K(WEIR_PROXY_ON) K(WEIR_CLOSE_REASONS) K(WEIR_RESPOND_CLOSE) K(WEIR_LENGTH_UNKNOWN) K(WEIR_TRANSPLANT_END) K(WEIR_HANDOVER_PROTOCOL) K(WEIR_HANDOVER_LISTENERS_ONLY)
     K(WEIR_HANDOVER_WAITING) K(WEIR_HANDOVER_MOVING) K(WEIR_HANDOVER_DONE) K(WEIR_HANDOVER_FAILED) K(AF_INET) K(AF_INET6)
     K(WEIR_FILE_NO_RANGES)
+    K(WEIR_ADAPTIVE_NONE) K(WEIR_ADAPTIVE_STEADY) K(WEIR_ADAPTIVE_HOLD) K(WEIR_ADAPTIVE_LOCKOUT)
+    K(WEIR_ADAPTIVE_COOLDOWN) K(WEIR_ADAPTIVE_ERRORS) K(WEIR_ADAPTIVE_UP) K(WEIR_ADAPTIVE_DOWN)
+    K(WEIR_ADAPTIVE_REASON_COUNT)
     printf("];\n");
     return 0;
 }

@@ -556,3 +556,84 @@ extern "C" {
     pub fn weir_serve_file(ex: *mut weir_exchange, fd: c_int, opts: *const weir_file_options) -> c_int;
     pub fn weir_content_type(name: *const c_char, len: usize) -> *const c_char;
 }
+
+// ---- the adaptive pair (0.4, docs/adaptive.md)
+#[repr(C)]
+pub struct weir_adaptive {
+    _opaque: [u8; 0],
+}
+
+/// The controller's tunables; weir_adaptive_config_init sets size and the defaults.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct weir_adaptive_config {
+    pub size: u32,
+    pub interval_ms: u32,
+    pub up_conns: u64,
+    pub up_rps: u64,
+    pub down_conns: u64,
+    pub down_rps: u64,
+    pub max_error_permille: u64,
+    pub hold: u64,
+    pub cooldown_ms: u64,
+    pub flap_count: u64,
+    pub flap_window_ms: u64,
+    pub lockout_ms: u64,
+}
+
+pub const WEIR_ADAPTIVE_NONE: u32 = 0;
+pub const WEIR_ADAPTIVE_STEADY: u32 = 1;
+pub const WEIR_ADAPTIVE_HOLD: u32 = 2;
+pub const WEIR_ADAPTIVE_LOCKOUT: u32 = 3;
+pub const WEIR_ADAPTIVE_COOLDOWN: u32 = 4;
+pub const WEIR_ADAPTIVE_ERRORS: u32 = 5;
+pub const WEIR_ADAPTIVE_UP: u32 = 6;
+pub const WEIR_ADAPTIVE_DOWN: u32 = 7;
+pub const WEIR_ADAPTIVE_REASON_COUNT: u32 = 8;
+
+/// The pair's state and counters (weir_adaptive_state_get; size set by the caller).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct weir_adaptive_state {
+    pub size: u32,
+    pub controller: u32,
+    pub active_backend: u32,
+    pub standby_backend: u32,
+    pub role: u32,
+    pub last_reason: u32,
+    pub switches: u64,
+    pub switch_failures: u64,
+    pub controller_switches: u64,
+    pub forced_switches: u64,
+    pub decisions: u64,
+    pub streak: u64,
+    pub held_by_cooldown: u64,
+    pub held_by_errors: u64,
+    pub held_by_lockout: u64,
+    pub lockouts: u64,
+    pub last_conns_per_worker: u64,
+    pub last_rps: u64,
+    pub last_error_permille: u64,
+}
+
+extern "C" {
+    pub fn weir_adaptive_config_init(cfg: *mut weir_adaptive_config);
+    pub fn weir_adaptive_config_error(cfg: *const weir_adaptive_config) -> *const c_char;
+    pub fn weir_adaptive_create(
+        active: *mut weir_engine,
+        standby: *mut weir_engine,
+        cfg: *const weir_adaptive_config,
+        out: *mut *mut weir_adaptive,
+    ) -> c_int;
+    pub fn weir_adaptive_destroy(a: *mut weir_adaptive);
+    pub fn weir_adaptive_tick(a: *mut weir_adaptive) -> c_int;
+    pub fn weir_adaptive_timeout_ms(a: *mut weir_adaptive) -> c_int;
+    pub fn weir_adaptive_switch(a: *mut weir_adaptive) -> c_int;
+    pub fn weir_adaptive_engines(
+        a: *mut weir_adaptive,
+        active: *mut *mut weir_engine,
+        standby: *mut *mut weir_engine,
+    ) -> c_int;
+    pub fn weir_adaptive_state_get(a: *mut weir_adaptive, out: *mut weir_adaptive_state) -> c_int;
+    pub fn weir_adaptive_reason_name(reason: u32) -> *const c_char;
+}

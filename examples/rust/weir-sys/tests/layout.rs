@@ -47,6 +47,8 @@ fn sizes_and_alignments_match_the_header() {
         weir_handover_options => "weir_handover_options", weir_handover_stats => "weir_handover_stats",
         weir_systemd_stats => "weir_systemd_stats",
         weir_file_options => "weir_file_options",
+        weir_adaptive_config => "weir_adaptive_config",
+        weir_adaptive_state => "weir_adaptive_state",
         sockaddr_storage => "struct sockaddr_storage", socklen_t => "socklen_t",
     };
     let c = c::C_SIZES.iter().map(|&(n, s, a)| (n.to_string(), (s, a))).collect();
@@ -88,6 +90,12 @@ fn field_offsets_match_the_header() {
                               moving_ns }
         weir_systemd_stats { size, listeners, connections, closed, fds, image_error }
         weir_file_options { size, flags, content_type, headers, num_headers, respond_flags, reserved_ }
+        weir_adaptive_config { size, interval_ms, up_conns, up_rps, down_conns, down_rps, max_error_permille, hold,
+                               cooldown_ms, flap_count, flap_window_ms, lockout_ms }
+        weir_adaptive_state { size, controller, active_backend, standby_backend, role, last_reason, switches,
+                              switch_failures, controller_switches, forced_switches, decisions, streak,
+                              held_by_cooldown, held_by_errors, held_by_lockout, lockouts, last_conns_per_worker,
+                              last_rps, last_error_permille }
     };
     let c = c::C_FIELDS.iter().map(|&(n, o)| (n.to_string(), o)).collect();
     compare("offset of", c, rust);
@@ -188,6 +196,15 @@ fn constants_match_the_header() {
         AF_INET,
         AF_INET6,
         WEIR_FILE_NO_RANGES,
+        WEIR_ADAPTIVE_NONE,
+        WEIR_ADAPTIVE_STEADY,
+        WEIR_ADAPTIVE_HOLD,
+        WEIR_ADAPTIVE_LOCKOUT,
+        WEIR_ADAPTIVE_COOLDOWN,
+        WEIR_ADAPTIVE_ERRORS,
+        WEIR_ADAPTIVE_UP,
+        WEIR_ADAPTIVE_DOWN,
+        WEIR_ADAPTIVE_REASON_COUNT,
     ];
     let c = c::C_CONSTS.iter().map(|&(n, v)| (n.to_string(), v)).collect();
     compare("value of", c, rust);
@@ -239,6 +256,16 @@ fn library_links_and_reports_the_header_version() {
         weir_serve_file as *const (),
         weir_file_options_init as *const (),
         weir_content_type as *const (),
+        weir_adaptive_config_init as *const (),
+        weir_adaptive_config_error as *const (),
+        weir_adaptive_create as *const (),
+        weir_adaptive_destroy as *const (),
+        weir_adaptive_tick as *const (),
+        weir_adaptive_timeout_ms as *const (),
+        weir_adaptive_switch as *const (),
+        weir_adaptive_engines as *const (),
+        weir_adaptive_state_get as *const (),
+        weir_adaptive_reason_name as *const (),
     ];
     assert!(fns.iter().all(|f| !f.is_null()));
 }
