@@ -28,7 +28,7 @@ func TestCelerisWebsocketOnWeir(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		name := map[bool]string{false: "inline", true: "async"}[async]
 		t.Run(name, func(t *testing.T) {
-			cfg := celeris.Config{Addr: "127.0.0.1:0", Protocol: celeris.HTTP1,
+			cfg := celeris.Config{Addr: "127.0.0.1:0", Protocol: celeris.HTTP1, Engine: testEngine(),
 				Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 				EngineFactory: Factory(weir.Config{Backend: testBackend(), Workers: 1, Async: async})}
 			s := celeris.New(cfg)
