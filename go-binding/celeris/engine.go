@@ -126,13 +126,6 @@ func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
 	if e.opts.closeEach {
 		w.SetClose() // DisableKeepAlive
 	}
-	if ra := e.opts.perRouteAsync; ra != nil && ra.RouteAsync(hdrs[0][1], pathOf(hdrs[1][1])) {
-		// A route celeris names async may block: hand the worker on first.
-		if err := w.HandOff(); err != nil {
-			e.fail(w, err)
-			return
-		}
-	}
 	if r.BodyStreamed() {
 		body, ok := e.streamedBody(r, w, hdrs)
 		if !ok {
@@ -157,6 +150,7 @@ func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
 			l.Debug("weir: handler error", "path", hdrs[1][1], "err", err)
 		}
 		if !rw.started && !rw.hijacked {
+			ioRelease()
 			rw.reset()
 			// As celeris's own engines answer a handler error.
 			_ = w.AddHeader("content-type", "text/plain; charset=utf-8")
@@ -164,6 +158,7 @@ func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
 			return
 		}
 	}
+	ioRelease() // what the handler did happens before its answer is read
 	if rw.st != nil {
 		_ = rw.st.End() // ErrStreamOver when the handler had closed it
 	} else if !rw.sent {

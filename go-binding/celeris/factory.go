@@ -49,9 +49,9 @@ var ErrNotServed = errors.New("weirceleris: not served by weir")
 //     OnExpectContinue decides each "Expect: 100-continue" request before
 //     its body is read (false: 417, and the body is never sent); Logger
 //     gets the engine's start, stop and handler errors.
-//   - AsyncHandlers runs every handler on a goroutine (weir's Async); with
-//     routes marked async (Route.Async), handlers run inline and the routes
-//     celeris names async hand their worker on (weir's HandOff) first.
+//   - AsyncHandlers, which celeris sets when any route is marked async
+//     (Route.Async), runs every handler on a goroutine of its own (weir's
+//     Async), so async routes may block; otherwise handlers run inline.
 //   - OnConnect, OnDisconnect (weir reports no connection events to Go),
 //     SocketRecv and SocketSend (no such knob in weir) are refused when set.
 //
@@ -73,10 +73,9 @@ func Factory(base weir.Config) func(resource.Config, stream.Handler) (engine.Eng
 // options are the celeris settings weir's Config has no field for: the
 // engine applies them per exchange.
 type options struct {
-	closeEach     bool // DisableKeepAlive
-	onExpect      func(method, path string, headers [][2]string) bool
-	logger        *slog.Logger
-	perRouteAsync stream.AsyncRouteResolver // set when routes are marked async
+	closeEach bool // DisableKeepAlive
+	onExpect  func(method, path string, headers [][2]string) bool
+	logger    *slog.Logger
 }
 
 // longest is weir's longest deadline, the stand-in for celeris's "none".
@@ -171,12 +170,11 @@ func translate(base weir.Config, cfg resource.Config, h stream.Handler) (weir.Co
 			c.StreamBodyBytes = math.MaxInt64
 		}
 	}
-	if r, ok := h.(stream.AsyncRouteResolver); ok && r.HasAsyncRoutes() && !c.Async {
-		// celeris sets AsyncHandlers when any route is async; run inline
-		// and hand the worker on for those routes alone.
-		o.perRouteAsync = r
-	} else {
-		c.Async = c.Async || cfg.AsyncHandlers
-	}
+	// celeris sets AsyncHandlers when any route is async (Route.Async):
+	// every handler then runs on a goroutine of its own, so an async route
+	// may block. (Inline sync routes beside them would need a hand-off per
+	// async exchange, which weir's Go binding cannot yet give twice in one
+	// batch: docs/go.md.)
+	c.Async = c.Async || cfg.AsyncHandlers
 	return c, o, nil
 }

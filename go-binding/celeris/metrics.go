@@ -30,7 +30,12 @@ func (e *Engine) Metrics() engine.EngineMetrics {
 			errs += n
 		}
 	}
+	var asyncRoutes int
+	if r, ok := e.handler.(interface{ AsyncRouteCount() int }); ok {
+		asyncRoutes = r.AsyncRouteCount() // celeris's router: its routes marked Async
+	}
 	return engine.EngineMetrics{
+		AsyncRoutes:       asyncRoutes,
 		RequestCount:      m.Requests,
 		ActiveConnections: int64(m.ConnectionsOpen),
 		ErrorCount:        errs + m.Panics + e.errs.Load(),

@@ -54,6 +54,7 @@ func (rw *responseWriter) WriteFileResponse(_ *stream.Stream, status int, header
 		return false, nil // checked first: a refusal after the headers were given would send them twice
 	}
 	rw.headers(status, headers)
+	ioRelease()
 	err := rw.w.RespondFile(status, file, offset, length)
 	rw.sent = true
 	if errors.Is(err, weir.ErrNotRegular) {
@@ -142,6 +143,7 @@ func (rw *responseWriter) WriteHeader(_ *stream.Stream, status int, headers [][2
 // the stream.
 func (rw *responseWriter) Write(_ *stream.Stream, data []byte) error {
 	if rw.st != nil {
+		ioRelease()
 		_, err := rw.st.Write(data)
 		return err
 	}
@@ -166,6 +168,7 @@ func (rw *responseWriter) Flush(*stream.Stream) error {
 	if rw.sent {
 		return weir.ErrAnswered
 	}
+	ioRelease()
 	if rw.whole { // a whole answer given: it leaves now
 		rw.finish(rw.status)
 		return nil
