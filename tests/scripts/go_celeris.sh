@@ -32,10 +32,11 @@ if [[ -z $snap ]]; then
 fi
 [[ -e $B/lib/libweir.so ]] || { echo "$B/lib/libweir.so not built"; exit 1; }
 root=$(pwd)
+case $B in /*) bdir=$B ;; *) bdir=$root/$B ;; esac
 # A fixed scratch folder under the build directory, rebuilt each run: go's
 # build cache keys cgo packages on the flags below and on file contents, so
 # a fixed path lets a second run reuse what -race compiled (minutes).
-work=$root/$B/celeris-work
+work=$bdir/celeris-work
 rm -rf "$work"
 mkdir -p "$work"
 cp -R "$snap" "$work/celeris"
@@ -91,7 +92,7 @@ manifest=$work/runs.tsv
 start=$SECONDS
 for backend in epoll uring; do
     echo "== celeris's own suites on weir, go test -race ($backend)"
-    out=$root/$B/celeris-own-$backend.json
+    out=$bdir/celeris-own-$backend.json
     : > "$out"
     n=0
     while read -r pkg min run skip; do
