@@ -8,8 +8,10 @@ A run fails when go test exited non-zero (a failed test, a package that did
 not build, a panic, a timeout), when a test or subtest failed, when the
 package failed outside any test, or when fewer than MIN tests and subtests
 passed (a package that stops being tested, or whose tests stop reaching
-weir, must not pass quietly). Every test and subtest counts. Prints a line
-per run, then the last line of the script's output:
+weir, must not pass quietly). Every test and subtest counts, and a run that
+fails with no test failing counts as one failure, so the summary never says
+0 failed for a failing run. Prints a line per run, then the last line of
+the script's output:
 
   celeris: N passed, N failed, N skipped
 
@@ -71,6 +73,9 @@ def main():
               f"{on_weir} top-level tests started a weir engine" + ("" if not why else "  <- " + "; ".join(why)))
         if why:
             bad.append(f"{backend} {pkg}: " + "; ".join(why))
+            if not failures:
+                total[1] += 1  # the run failed with no test failing: the package counts
+
     if bad:
         print("celeris's own tests on weir failed:\n  " + "\n  ".join(bad))
     print(f"celeris: {total[0]} passed, {total[1]} failed, {total[2]} skipped")
