@@ -29,6 +29,15 @@ func testBackend() weir.Backend {
 	return weir.BackendEpoll
 }
 
+// testEngine is testBackend in celeris's names, for a celeris.Config's
+// Engine (weirceleris.Factory refuses celeris's default, Adaptive).
+func testEngine() celeris.EngineType {
+	if testBackend() == weir.BackendURing {
+		return celeris.IOUring
+	}
+	return celeris.Epoll
+}
+
 // app is a small celeris application: a middleware adding a header, a route
 // with a path parameter answering JSON from the query, a POST answering a
 // string, and a streamed answer through Context.StreamWriter.
@@ -149,7 +158,7 @@ func TestCelerisAppOnWeir(t *testing.T) {
 	quiet := celeris.Config{Addr: "127.0.0.1:0", Protocol: celeris.HTTP1,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	onWeir, onCeleris := quiet, quiet
-	onWeir.EngineFactory = hooked
+	onWeir.EngineFactory, onWeir.Engine = hooked, testEngine()
 	onCeleris.Engine = celeris.Epoll
 	weirURL, celURL := run(t, app(onWeir)), run(t, app(onCeleris))
 	if we == nil {

@@ -3,13 +3,12 @@
 // celeris stream.Handler the way celeris's own net/http engine does
 // (engine/std/bridge.go): it builds H1 streams with stream.NewH1Stream and
 // implements stream.ResponseWriter and stream.Streamer over weir's answers.
+// Factory translates a celeris configuration into weir's, or refuses it.
 package weirceleris
 
 import (
 	"context"
-	"errors"
 	"net"
-	"os"
 	"strings"
 	"sync/atomic"
 
@@ -22,7 +21,7 @@ import (
 type Engine struct {
 	w       *weir.Engine
 	handler stream.Handler
-	backend weir.Backend
+	opts    options
 	errs    atomic.Uint64
 	ctx     atomic.Pointer[context.Context]
 }
@@ -34,11 +33,25 @@ var (
 
 // New creates the engine; cfg is weir's (its Handler and HTTP must be unset).
 // Celeris handlers may block, so cfg.Async is worth setting for them.
+// Factory is the way from a celeris configuration.
 func New(cfg weir.Config, h stream.Handler) (*Engine, error) {
-	e := &Engine{handler: h, backend: cfg.Backend}
+	return newEngine(cfg, h, options{})
+}
+
+func newEngine(cfg weir.Config, h stream.Handler, o options) (*Engine, error) {
+	e := &Engine{handler: h, opts: o}
 	cfg.Handler = e.serve
 	cfg.HTTP = nil
 	cfg.PeerAddrs = true
+	if l := o.logger; l != nil {
+		backend, onListen := cfg.Backend, cfg.OnListen
+		cfg.OnListen = func(a net.Addr) {
+			l.Info("weir engine listening", "addr", a.String(), "backend", backend.String())
+			if onListen != nil {
+				onListen(a)
+			}
+		}
+	}
 	w, err := weir.New(cfg)
 	if err != nil {
 		return nil, err
@@ -53,7 +66,11 @@ func (e *Engine) Weir() *weir.Engine { return e.w }
 // Listen binds and serves until ctx ends (then shuts down gracefully).
 func (e *Engine) Listen(ctx context.Context) error {
 	e.ctx.Store(&ctx)
-	return e.w.Listen(ctx)
+	err := e.w.Listen(ctx)
+	if l := e.opts.logger; l != nil {
+		l.Info("weir engine stopped", "err", err)
+	}
+	return err
 }
 
 // Shutdown drains in-flight exchanges until ctx's deadline.
@@ -62,10 +79,12 @@ func (e *Engine) Shutdown(ctx context.Context) error { return e.w.Shutdown(ctx) 
 // Addr is the bound address, nil until bound.
 func (e *Engine) Addr() net.Addr { return e.w.Addr() }
 
-// Type reports the backend weir runs on, as celeris names it (celeris has no
-// EngineType for a foreign engine).
+// Type is the I/O model weir runs this engine on, epoll or io_uring, in
+// celeris's names: weir's engine, not celeris's engine of that name (celeris
+// has no EngineType for an outside engine); celeris's Adaptive and Std are
+// never reported, as weir refuses them (Factory).
 func (e *Engine) Type() engine.EngineType {
-	if e.backend == weir.BackendURing {
+	if e.w.Type() == weir.BackendURing {
 		return engine.IOUring
 	}
 	return engine.Epoll
@@ -77,30 +96,6 @@ func (e *Engine) Type() engine.EngineType {
 func (e *Engine) PauseAccept() error      { return e.w.PauseAccept() }
 func (e *Engine) ResumeAccept() error     { return e.w.ResumeAccept() }
 func (e *Engine) BeginPauseAccept() error { return e.w.BeginPauseAccept() }
-
-// Metrics maps weir's counters onto celeris's.
-func (e *Engine) Metrics() engine.EngineMetrics {
-	m := e.w.Metrics()
-	var closes, errs uint64
-	for i, n := range m.Closes {
-		closes += n
-		switch i {
-		case 0, 1, 4, 9: // peer, not keep-alive, idle timeout, shutdown: normal ends
-		default:
-			errs += n
-		}
-	}
-	return engine.EngineMetrics{
-		RequestCount:      m.Requests,
-		ActiveConnections: int64(m.ConnectionsOpen),
-		ErrorCount:        errs + m.Panics + e.errs.Load(),
-		Workers:           m.Workers,
-		AcceptCount:       m.Accepted,
-		CloseCount:        closes,
-		BytesRead:         m.BytesIn,
-		BytesWritten:      m.BytesOut,
-	}
-}
 
 func (e *Engine) baseContext() context.Context {
 	if c := e.ctx.Load(); c != nil {
@@ -128,7 +123,16 @@ func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
 		hdrs = append(hdrs, [2]string{strings.ToLower(k), strings.Clone(v)})
 	}
 	s.Headers = hdrs
-	if body := r.Body(); len(body) > 0 {
+	if e.opts.closeEach {
+		w.SetClose() // DisableKeepAlive
+	}
+	if r.BodyStreamed() {
+		body, ok := e.streamedBody(r, w, hdrs)
+		if !ok {
+			return // answered (417, 413, 400) or the client went
+		}
+		s.SetRawBody(body)
+	} else if body := r.Body(); len(body) > 0 {
 		s.SetRawBody(append([]byte(nil), body...))
 	}
 	if a := r.RemoteAddr(); a != nil {
@@ -142,7 +146,11 @@ func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
 	s.ResponseWriter = rw
 	if err := e.handler.HandleStream(e.baseContext(), s); err != nil {
 		e.errs.Add(1)
+		if l := e.opts.logger; l != nil {
+			l.Debug("weir: handler error", "path", hdrs[1][1], "err", err)
+		}
 		if !rw.started && !rw.hijacked {
+			ioRelease()
 			rw.reset()
 			// As celeris's own engines answer a handler error.
 			_ = w.AddHeader("content-type", "text/plain; charset=utf-8")
@@ -150,6 +158,7 @@ func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
 			return
 		}
 	}
+	ioRelease() // what the handler did happens before its answer is read
 	if rw.st != nil {
 		_ = rw.st.End() // ErrStreamOver when the handler had closed it
 	} else if !rw.sent {
@@ -157,200 +166,19 @@ func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
 	}
 }
 
-// responseWriter is stream.ResponseWriter and stream.Streamer over one weir
-// answer. Streamed writes are gathered and leave whole, with Content-Length,
-// at Close (or when the handler returns), unless the handler flushes: Flush
-// starts a weir.Stream (chunked) with what was gathered, and the writes after
-// it go straight to that stream, so server-sent events leave as written.
-type responseWriter struct {
-	w        *weir.ResponseWriter
-	started  bool // status and headers given
-	sent     bool // the answer has crossed to weir
-	status   int
-	body     []byte
-	st       *weir.Stream // after a Flush
-	hijacked bool         // the handler took the connection
-	whole    bool         // WriteResponse gave the answer: it leaves with finish
+// fail answers 500 for an exchange the engine could not hand to celeris.
+func (e *Engine) fail(w *weir.ResponseWriter, err error) {
+	e.errs.Add(1)
+	if l := e.opts.logger; l != nil {
+		l.Error("weir: exchange not served", "err", err)
+	}
+	_ = w.RespondString(500, "Internal Server Error")
 }
 
-var (
-	_ stream.ResponseWriter = (*responseWriter)(nil)
-	_ stream.Streamer       = (*responseWriter)(nil)
-	_ stream.Hijacker       = (*responseWriter)(nil)
-	_ stream.FileResponder  = (*responseWriter)(nil)
-)
-
-// WriteFileResponse is celeris's zero-copy file answer (Context.File,
-// FileFromDir, middleware/static, ranges included) over
-// weir.ResponseWriter.RespondFile: the body goes from the file to the socket
-// without passing through Go (sendfile on epoll, splice on io_uring), and
-// weir keeps its own duplicate of the descriptor, so celeris may close the
-// file at once. What weir refuses (not a regular file, a range past its
-// end) is declined before anything is given, so celeris's buffered path
-// answers instead, as its contract asks.
-//
-// celeris's engine-level engine.SendfileCapable is not implemented: it
-// writes to the connection's raw descriptor, which is weir's, not the
-// handler's; this is the path celeris's own epoll engine serves files by.
-func (rw *responseWriter) WriteFileResponse(_ *stream.Stream, status int, headers [][2]string, file *os.File,
-	offset, length int64) (bool, error) {
-	if rw.started || rw.sent || file == nil || offset < 0 || length < 0 {
-		return false, nil
+// pathOf is the request target without its query, as celeris routes it.
+func pathOf(target string) string {
+	if i := strings.IndexByte(target, '?'); i >= 0 {
+		return target[:i]
 	}
-	if fi, err := file.Stat(); err != nil || !fi.Mode().IsRegular() || offset+length > fi.Size() {
-		return false, nil // checked first: a refusal after the headers were given would send them twice
-	}
-	rw.headers(status, headers)
-	err := rw.w.RespondFile(status, file, offset, length)
-	rw.sent = true
-	if errors.Is(err, weir.ErrNotRegular) {
-		// Raced with a change to the file; nothing was sent. The headers
-		// given stay on the writer, so answer here rather than decline: a
-		// 500 that says so.
-		_ = rw.w.RespondString(500, "file changed while it was answered")
-	}
-	return true, err
-}
-
-// Hijack is celeris's connection takeover (Context.Hijack, the websocket
-// middleware's path on engines without celeris's own detach) over
-// weir.ResponseWriter.Hijack: for a request that asked to upgrade, weir
-// writes nothing and the conn is the handler's, which writes its own 101.
-// Other requests: weir.ErrNotUpgrade, and the exchange is answered as usual.
-// An inline handler (AsyncHandlers off) may hijack too: its worker goes on
-// on another goroutine.
-func (rw *responseWriter) Hijack(*stream.Stream) (net.Conn, error) {
-	if rw.started || rw.sent {
-		return nil, weir.ErrAnswered
-	}
-	c, err := rw.w.Hijack()
-	if err != nil {
-		return nil, err
-	}
-	rw.sent, rw.hijacked = true, true
-	return c, nil
-}
-
-func (rw *responseWriter) reset() {
-	rw.started, rw.whole, rw.body, rw.st = false, false, rw.body[:0], nil
-}
-
-func (rw *responseWriter) headers(status int, headers [][2]string) {
-	rw.started = true
-	rw.status = status
-	for _, h := range headers {
-		name := h[0]
-		if strings.EqualFold(name, "connection") {
-			if strings.EqualFold(h[1], "close") {
-				rw.w.SetClose()
-			}
-			continue
-		}
-		// Content-Length, Transfer-Encoding and Date are weir's; other
-		// refused fields (bad bytes) are dropped.
-		_ = rw.w.AddHeader(name, h[1])
-	}
-}
-
-func (rw *responseWriter) finish(status int) {
-	if !rw.started {
-		rw.status = status
-	}
-	rw.sent = true
-	_ = rw.w.Respond(rw.status, rw.body)
-}
-
-// WriteResponse gives a whole answer (celeris's hot path). It leaves when
-// HandleStream returns (serve's finish), as on celeris's own engines, whose
-// event loop writes after the handler: celeris's router times the handler
-// after it wrote (adaptive routes), and an async handler's answer crossing at
-// once could reach the client before that (TestAdaptiveImmediatePromote_Epoll
-// failed 1 run in 20 so). The body is copied: celeris reuses its buffer.
-func (rw *responseWriter) WriteResponse(_ *stream.Stream, status int, headers [][2]string, body []byte) error {
-	if rw.sent || rw.whole {
-		return weir.ErrAnswered
-	}
-	rw.headers(status, headers)
-	rw.whole = true
-	rw.body = append(rw.body[:0], body...)
-	return nil
-}
-
-// WriteHeader starts a streamed answer.
-func (rw *responseWriter) WriteHeader(_ *stream.Stream, status int, headers [][2]string) error {
-	if rw.started {
-		return weir.ErrAnswered
-	}
-	rw.headers(status, headers)
-	return nil
-}
-
-// Write gathers a chunk of a streamed answer, or after a Flush writes it to
-// the stream.
-func (rw *responseWriter) Write(_ *stream.Stream, data []byte) error {
-	if rw.st != nil {
-		_, err := rw.st.Write(data)
-		return err
-	}
-	if rw.sent || rw.whole {
-		return weir.ErrAnswered
-	}
-	if !rw.started {
-		rw.headers(200, nil)
-	}
-	rw.body = append(rw.body, data...)
-	return nil
-}
-
-// Flush sends what was given so far: the status and headers, then what was
-// gathered, as the start of a chunked weir.Stream (once; a stream flushes
-// itself, each write leaves with the worker's next pass). In either
-// execution mode.
-func (rw *responseWriter) Flush(*stream.Stream) error {
-	if rw.st != nil {
-		return nil
-	}
-	if rw.sent {
-		return weir.ErrAnswered
-	}
-	if rw.whole { // a whole answer given: it leaves now
-		rw.finish(rw.status)
-		return nil
-	}
-	if !rw.started {
-		rw.headers(200, nil)
-	}
-	// An inline handler (AsyncHandlers off) that flushes is about to wait
-	// between its writes: hand its worker on, so what it flushes leaves now
-	// and the worker's other connections go on (weir.ResponseWriter.HandOff).
-	if err := rw.w.HandOff(); err != nil {
-		return err
-	}
-	st, err := rw.w.Stream(rw.status, weir.LengthUnknown)
-	if err != nil {
-		return err
-	}
-	rw.st, rw.sent = st, true
-	if len(rw.body) > 0 {
-		_, err = st.Write(rw.body)
-		rw.body = rw.body[:0]
-	}
-	return err
-}
-
-// Close ends a streamed answer: sends it whole, or ends the stream a Flush
-// began.
-func (rw *responseWriter) Close(*stream.Stream) error {
-	if rw.st != nil {
-		err := rw.st.End()
-		if errors.Is(err, weir.ErrStreamOver) {
-			return nil // ended already
-		}
-		return err
-	}
-	if rw.sent {
-		return nil
-	}
-	rw.finish(200)
-	return nil
+	return target
 }

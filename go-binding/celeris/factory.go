@@ -1,11 +1,22 @@
 package weirceleris
 
 import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+
 	"github.com/goceleris/celeris/engine"
 	"github.com/goceleris/celeris/protocol/h2/stream"
 	"github.com/goceleris/celeris/resource"
 	weir "github.com/weir-http/weir/go-binding"
 )
+
+// ErrNotServed wraps every refusal of a celeris configuration weir cannot
+// serve as configured (Factory): celeris.Server.Start returns it, wrapped,
+// naming the field.
+var ErrNotServed = errors.New("weirceleris: not served by weir")
 
 // Factory returns an engine factory for celeris's Config.EngineFactory, the
 // hook that patches/celeris-v1.5.8-engine-factory.patch adds (stock celeris
@@ -13,34 +24,157 @@ import (
 // celeris.Server (router, middleware, Context) runs on weir:
 //
 //	srv := celeris.New(celeris.Config{Addr: ":8080",
+//		Protocol: celeris.HTTP1, Engine: celeris.Epoll,
 //		EngineFactory: weirceleris.Factory(weir.Config{})})
 //
-// base is weir's configuration. celeris's resolved configuration fills what
-// base leaves unset: Addr, or Listener (StartWithListener), whose socket weir
-// serves itself (weir.Config.Listener: no rebinding, so no window in which
-// the port is free),
-// the worker count, Async when celeris asks for async handlers, and the body
-// limit (MaxRequestBodySize: 100 MB by celeris's default, resolved 0 meaning
-// none), which weir 0.4 holds for streamed bodies too, so leaving weir's own
-// 1 MiB default there would refuse uploads celeris accepts. Its other knobs
-// (timeouts, header limits) are not translated yet; set them in base.
+// The server is served as configured or refused when it starts, never
+// served otherwise (docs/go.md, "celeris"). cfg arrives resolved, as
+// celeris.Server hands it (resource.Config.WithDefaults applied: a zero
+// timeout there means none); a caller outside a Server resolves it first.
+//
+//   - Protocol HTTP1 is served. Auto, celeris's default, and H2C are
+//     refused until weir speaks HTTP/2; so is EnableH2Upgrade.
+//   - Engine Epoll and IOUring choose weir's backend; unset (only outside a
+//     Server) keeps base.Backend. Adaptive (celeris's default on Linux) is
+//     refused until weir's adaptive mode is reachable from Go; Std is
+//     net/http, not weir.
+//   - ReadHeaderTimeout is weir's HeaderTimeout, ReadTimeout its
+//     BodyTimeout and WriteTimeout its WriteTimeout (each, as in celeris's
+//     epoll engine, a wait without progress), IdleTimeout its IdleTimeout;
+//     none (0 once resolved) is weir's longest, 2^32-1 ms (49.7 days).
+//   - MaxHeaderBytes and MaxRequestBodySize (0 once resolved: none) are
+//     weir's MaxHeaderBytes and MaxBody; Resources.Workers, BufferSize and
+//     MaxConns (0: none) its Workers, ReadBufferSize and MaxConnections.
+//   - DisableKeepAlive closes each connection after its answer;
+//     OnExpectContinue decides each "Expect: 100-continue" request before
+//     its body is read (false: 417, and the body is never sent); Logger
+//     gets the engine's start, stop and handler errors.
+//   - AsyncHandlers, which celeris sets when any route is marked async
+//     (Route.Async), runs every handler on a goroutine of its own (weir's
+//     Async), so async routes may block; otherwise handlers run inline.
+//   - OnConnect, OnDisconnect (weir reports no connection events to Go),
+//     SocketRecv and SocketSend (no such knob in weir) are refused when set.
+//
+// base is weir's own configuration; the fields celeris's configuration
+// names override base's (Addr and Listener only where base has neither).
+// H2-only knobs (MaxConcurrentStreams, MaxFrameSize, InitialWindowSize) and
+// WorkloadHint (Adaptive's) have nothing to act on once H2C, Auto and
+// Adaptive are refused; MemoryLimitBytes is applied by celeris.Server.
 func Factory(base weir.Config) func(resource.Config, stream.Handler) (engine.Engine, error) {
 	return func(cfg resource.Config, h stream.Handler) (engine.Engine, error) {
-		c := base
-		if c.Addr == "" && c.Listener == nil {
-			c.Addr = cfg.Addr
-			c.Listener = cfg.Listener // weir serves its socket and closes it, as celeris's engines do
+		c, o, err := translate(base, cfg, h)
+		if err != nil {
+			return nil, err
 		}
-		if c.Workers == 0 {
-			c.Workers = cfg.Resources.Workers
-		}
-		c.Async = c.Async || cfg.AsyncHandlers
-		if c.MaxBody == 0 {
-			c.MaxBody = -1 // celeris's resolved 0: no limit
-			if cfg.MaxRequestBodySize > 0 {
-				c.MaxBody = cfg.MaxRequestBodySize
-			}
-		}
-		return New(c, h)
+		return newEngine(c, h, o)
 	}
+}
+
+// options are the celeris settings weir's Config has no field for: the
+// engine applies them per exchange.
+type options struct {
+	closeEach bool // DisableKeepAlive
+	onExpect  func(method, path string, headers [][2]string) bool
+	logger    *slog.Logger
+}
+
+// longest is weir's longest deadline, the stand-in for celeris's "none".
+const longest = time.Duration(math.MaxUint32) * time.Millisecond
+
+func refuse(format string, a ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrNotServed}, a...)...)
+}
+
+func translate(base weir.Config, cfg resource.Config, h stream.Handler) (weir.Config, options, error) {
+	c := base
+	var o options
+	switch cfg.Protocol {
+	case engine.HTTP1:
+		if cfg.EnableH2Upgrade {
+			return c, o, refuse("EnableH2Upgrade: weir speaks HTTP/1.1 only (no h2c upgrade)")
+		}
+	case engine.Auto, engine.H2C:
+		return c, o, refuse("Protocol %s (Auto is celeris's default): weir speaks HTTP/1.1 only until it speaks "+
+			"HTTP/2; set Protocol: celeris.HTTP1", cfg.Protocol)
+	default:
+		return c, o, refuse("Protocol unset: celeris's default is Auto, and weir speaks HTTP/1.1 only; " +
+			"set Protocol: celeris.HTTP1")
+	}
+	switch {
+	case cfg.Engine.IsDefault():
+	case cfg.Engine == engine.Epoll || cfg.Engine == engine.IOUring:
+		want := weir.BackendEpoll
+		if cfg.Engine == engine.IOUring {
+			want = weir.BackendURing
+		}
+		if base.Backend != weir.BackendEpoll && base.Backend != want {
+			return c, o, refuse("Engine %s, but the weir.Config given to Factory names backend %s", cfg.Engine, base.Backend)
+		}
+		c.Backend = want
+	case cfg.Engine == engine.Adaptive:
+		return c, o, refuse("Engine adaptive (celeris's default on Linux): weir's adaptive mode is not reachable " +
+			"from Go yet; set Engine: celeris.Epoll or celeris.IOUring")
+	default:
+		return c, o, refuse("Engine %s: weir is a native engine (epoll or io_uring)", cfg.Engine)
+	}
+	if cfg.OnConnect != nil || cfg.OnDisconnect != nil {
+		return c, o, refuse("OnConnect/OnDisconnect: weir reports no connection events to Go")
+	}
+	if cfg.Resources.SocketRecv != 0 || cfg.Resources.SocketSend != 0 {
+		return c, o, refuse("SocketRecvBuf/SocketSendBuf: weir sets no socket buffer sizes")
+	}
+	if cfg.MaxHeaderBytes > 1<<30 {
+		return c, o, refuse("MaxHeaderBytes %d: weir's largest header section is 1 GiB", cfg.MaxHeaderBytes)
+	}
+
+	if c.Addr == "" && c.Listener == nil {
+		c.Addr = cfg.Addr
+		c.Listener = cfg.Listener // weir serves its socket and closes it, as celeris's engines do
+	}
+	if cfg.Resources.Workers > 0 {
+		c.Workers = cfg.Resources.Workers
+	}
+	if cfg.Resources.BufferSize > 0 {
+		c.ReadBufferSize = cfg.Resources.BufferSize
+	}
+	c.MaxConnections = cfg.Resources.MaxConns
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = math.MaxUint32 // celeris's 0: no limit
+	}
+	orNone := func(d time.Duration) time.Duration {
+		if d <= 0 {
+			return longest
+		}
+		return d
+	}
+	c.HeaderTimeout = orNone(cfg.ReadHeaderTimeout)
+	c.BodyTimeout = orNone(cfg.ReadTimeout)
+	c.WriteTimeout = orNone(cfg.WriteTimeout)
+	c.IdleTimeout = orNone(cfg.IdleTimeout)
+	if cfg.MaxHeaderBytes > 0 {
+		c.MaxHeaderBytes = cfg.MaxHeaderBytes
+	}
+	c.MaxBody = cfg.MaxRequestBodySize
+	if c.MaxBody <= 0 {
+		c.MaxBody = -1 // celeris's resolved 0: no limit
+	}
+
+	o.closeEach = cfg.DisableKeepAlive
+	o.logger = cfg.Logger
+	if cfg.OnExpectContinue != nil {
+		o.onExpect = cfg.OnExpectContinue
+		// Expect: 100-continue requests reach the handler at their head
+		// (weir holds the 100 until the first body read); other bodies
+		// under this stay buffered.
+		if c.StreamBodyBytes <= 0 {
+			c.StreamBodyBytes = math.MaxInt64
+		}
+	}
+	// celeris sets AsyncHandlers when any route is async (Route.Async):
+	// every handler then runs on a goroutine of its own, so an async route
+	// may block. (Inline sync routes beside them would need a hand-off per
+	// async exchange, which weir's Go binding cannot yet give twice in one
+	// batch: docs/go.md.)
+	c.Async = c.Async || cfg.AsyncHandlers
+	return c, o, nil
 }

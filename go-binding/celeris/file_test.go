@@ -32,7 +32,7 @@ func TestCelerisFileOnWeir(t *testing.T) {
 	}
 	var we *Engine
 	factory := Factory(weir.Config{Backend: testBackend(), Workers: 1})
-	cfg := celeris.Config{Addr: "127.0.0.1:0", Protocol: celeris.HTTP1,
+	cfg := celeris.Config{Addr: "127.0.0.1:0", Protocol: celeris.HTTP1, Engine: testEngine(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	cfg.EngineFactory = func(rc resource.Config, h stream.Handler) (engine.Engine, error) {
 		e, err := factory(rc, h)

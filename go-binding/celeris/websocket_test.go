@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/goceleris/celeris"
+	"github.com/goceleris/celeris/engine"
 	"github.com/goceleris/celeris/middleware/websocket"
+	"github.com/goceleris/celeris/protocol/h2/stream"
+	"github.com/goceleris/celeris/resource"
 	weir "github.com/weir-http/weir/go-binding"
 )
 
@@ -28,9 +31,18 @@ func TestCelerisWebsocketOnWeir(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		name := map[bool]string{false: "inline", true: "async"}[async]
 		t.Run(name, func(t *testing.T) {
-			cfg := celeris.Config{Addr: "127.0.0.1:0", Protocol: celeris.HTTP1,
+			cfg := celeris.Config{Addr: "127.0.0.1:0", Protocol: celeris.HTTP1, Engine: testEngine(),
 				Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 				EngineFactory: Factory(weir.Config{Backend: testBackend(), Workers: 1, Async: async})}
+			var we *Engine
+			made := cfg.EngineFactory
+			cfg.EngineFactory = func(rc resource.Config, h stream.Handler) (engine.Engine, error) {
+				e, err := made(rc, h)
+				if err == nil {
+					we = e.(*Engine)
+				}
+				return e, err
+			}
 			s := celeris.New(cfg)
 			s.GET("/ws", websocket.New(websocket.Config{Handler: func(c *websocket.Conn) {
 				for {
@@ -86,6 +98,24 @@ func TestCelerisWebsocketOnWeir(t *testing.T) {
 			body := make([]byte, head[1]&0x7f)
 			if _, err := io.ReadFull(br, body); err != nil || head[0] != 0x81 || string(body) != "echo hi" {
 				t.Fatalf("echo frame %x %q (%v)", head, body, err)
+			}
+			// The upgrade's close (weir's "upgraded") is no error in
+			// celeris's metrics. The negative arm: decoded by the indices
+			// this engine once hard-coded (peer, not_keep_alive,
+			// idle_timeout, shutdown normal), it counts as one.
+			m, wm := we.Metrics(), we.Weir().Metrics()
+			upgraded, byOldIndices := uint64(0), uint64(0)
+			for i, n := range wm.Closes {
+				if weir.CloseReasonName(i) == "upgraded" {
+					upgraded += n
+				}
+				if i != 0 && i != 1 && i != 4 && i != 9 {
+					byOldIndices += n
+				}
+			}
+			if upgraded == 0 || m.ErrorCount != 0 || byOldIndices == 0 {
+				t.Fatalf("upgraded closes %d, ErrorCount %d (want 0), by the old indices %d (want > 0)",
+					upgraded, m.ErrorCount, byOldIndices)
 			}
 		})
 	}
