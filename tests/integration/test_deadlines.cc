@@ -35,7 +35,9 @@ using namespace testnet;
 
 namespace {
 
-constexpr uint32_t kLong = 20000; // the idle timers: never what cuts in these tests
+// The idle timers: never what cuts in these tests (a unit stretched by a
+// stalled machine stretches them too).
+uint32_t long_ms(int u) { return std::max<uint32_t>(20000, static_cast<uint32_t>(40 * u)); }
 
 std::string g_huge(8u << 20, 'h');
 
@@ -61,10 +63,10 @@ int unit_ms() {
     return u;
 }
 
-weir_config base(uint32_t mode) {
+weir_config base(uint32_t mode, int u) {
     weir_config c = config(1, mode, mode == WEIR_MODE_INLINE ? handler : nullptr, nullptr);
     c.defer_accept = 0;
-    c.header_timeout_ms = c.body_timeout_ms = c.write_timeout_ms = c.idle_timeout_ms = kLong;
+    c.header_timeout_ms = c.body_timeout_ms = c.write_timeout_ms = c.idle_timeout_ms = long_ms(u);
     c.max_output_bytes = 64u << 20;
     c.request_timeout_ms = c.min_body_rate = c.min_send_rate = WEIR_DEADLINE_OFF;
     return c;
@@ -125,7 +127,7 @@ void test_trickled_head_cut_by_the_request_deadline(void **) {
     int u = unit_ms();
     const std::string head = "GET /x HTTP/1.1\r\nHost: t\r\nX-Pad: " + std::string(400, 'a') + "\r\n\r\n";
     for (bool on : {true, false}) {
-        weir_config c = base(WEIR_MODE_INLINE);
+        weir_config c = base(WEIR_MODE_INLINE, u);
         uint32_t deadline = static_cast<uint32_t>(8 * u);
         if (on)
             c.request_timeout_ms = deadline;
@@ -163,7 +165,7 @@ void test_trickled_body_cut_by_the_body_rate(void **) {
     uint32_t window = static_cast<uint32_t>(6 * u);
     uint32_t rate = static_cast<uint32_t>(8 * 16 * 1000 / u);
     for (bool on : {true, false}) {
-        weir_config c = base(WEIR_MODE_INLINE);
+        weir_config c = base(WEIR_MODE_INLINE, u);
         c.rate_window_ms = window;
         if (on)
             c.min_body_rate = rate;
@@ -192,7 +194,7 @@ void test_trickled_body_cut_by_the_body_rate(void **) {
 // that would take ~40 units whole, against a request deadline of 10 units.
 void test_body_past_the_request_deadline(void **) {
     int u = unit_ms();
-    weir_config c = base(WEIR_MODE_INLINE);
+    weir_config c = base(WEIR_MODE_INLINE, u);
     c.rate_window_ms = static_cast<uint32_t>(4 * u);
     c.min_body_rate = static_cast<uint32_t>(16 * 1000 / u);
     uint32_t deadline = static_cast<uint32_t>(10 * u);
@@ -216,7 +218,7 @@ void test_trickled_reader_cut_by_the_send_rate(void **) {
     int u = unit_ms();
     uint32_t window = static_cast<uint32_t>(6 * u);
     for (bool on : {true, false}) {
-        weir_config c = base(WEIR_MODE_INLINE);
+        weir_config c = base(WEIR_MODE_INLINE, u);
         c.rate_window_ms = window;
         if (on)
             c.min_send_rate = static_cast<uint32_t>(8 * 1024 * 1000 / u);
@@ -280,7 +282,7 @@ weir_exchange *poll_for(weir_worker *w, int ms) {
 // client, the mutant, cuts it at the first deadline.)
 void test_host_slow_streamed_body_not_cut(void **) {
     int u = unit_ms();
-    weir_config c = base(WEIR_MODE_DRIVEN);
+    weir_config c = base(WEIR_MODE_DRIVEN, u);
     c.stream_body_bytes = 1;
     c.rate_window_ms = static_cast<uint32_t>(6 * u);
     c.min_body_rate = static_cast<uint32_t>(64 * 1024 * 1000 / u); // 64 KiB a unit
@@ -338,7 +340,7 @@ void test_host_slow_streamed_body_not_cut(void **) {
 // the host holds the answer, the mutant, cuts it at the first window.)
 void test_host_slow_streamed_answer_not_cut(void **) {
     int u = unit_ms();
-    weir_config c = base(WEIR_MODE_DRIVEN);
+    weir_config c = base(WEIR_MODE_DRIVEN, u);
     c.rate_window_ms = static_cast<uint32_t>(6 * u);
     c.min_send_rate = static_cast<uint32_t>(64 * 1024 * 1000 / u);
     Server s;
