@@ -457,8 +457,9 @@ typedef struct weir_config {
                                     byte (time a streamed body waits for the host
                                     excluded). Past it: answered 408 when no answer
                                     to it has begun (a streamed body's request is
-                                    the host's: closed, its weir_body_read says
-                                    -ETIMEDOUT), WEIR_CLOSE_REQUEST_TIMEOUT.
+                                    the host's: its weir_body_read says -ETIMEDOUT
+                                    and the host answers), then closed,
+                                    WEIR_CLOSE_REQUEST_TIMEOUT.
                                     0 = 300000; WEIR_DEADLINE_OFF = none           */
     uint32_t min_body_rate;     /* (0.4) bytes/s a request body must keep up, judged
                                     over each rate_window_ms the client owes body
@@ -1105,7 +1106,10 @@ WEIR_API int weir_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap
  *                     body ends or cannot (inline: on_request is called with it
  *                     again, so a handler that got -EAGAIN may return without
  *                     answering; driven: it comes back in a poll batch).
- *   -ETIMEDOUT        the host waited and no byte came for body_timeout_ms;
+ *   -ETIMEDOUT        the host waited and no byte came for body_timeout_ms,
+ *                     or the client spent request_timeout_ms or fell below
+ *                     min_body_rate (0.4); the host answers (408, say), then
+ *                     the connection closes;
  *   -ECONNABORTED     the peer closed mid-body, or the connection is closing
  *                     (engine shutdown);
  *   a parse error     a malformed chunked body (WEIR_E_BAD_CHUNK and the like;

@@ -39,7 +39,8 @@ void Worker::bind_expired(Slot &s) {
     switch (s.bind.judge(bind_limits_)) {
     case BindCut::Request:
         // 408 where no answer to the request has begun; a streamed body's
-        // request is out with the host: closed, its body read says -ETIMEDOUT.
+        // request is out with the host: its body read says -ETIMEDOUT, the
+        // host answers, and the connection closes after it (Conn::close).
         c.expire_input(WEIR_CLOSE_REQUEST_TIMEOUT);
         mark_dirty(s);
         return;

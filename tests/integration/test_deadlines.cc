@@ -11,6 +11,8 @@
 //   - a reader that reads its answer below min_send_rate: closed,
 //     slow_reader, while it was still reading. Arm: the rate off, still
 //     served at three windows;
+//   - a streamed body the host waits on, trickled below the rate: the
+//     host's read says -ETIMEDOUT, it answers 408, the client reads it;
 //   - a host that reads a streamed body slowly (driven mode): not cut,
 //     though the whole takes several request deadlines and windows (time
 //     the host holds the body is not charged to the client);
@@ -334,6 +336,76 @@ void test_host_slow_streamed_body_not_cut(void **) {
     assert_int_equal(m.closes[WEIR_CLOSE_SLOW_BODY], 0);
 }
 
+// A streamed body the host waits on (it reads whenever bytes come) while
+// the client trickles it below the rate: the time is the client's. The
+// host's read says -ETIMEDOUT at the end of the window, the host answers
+// 408, and the client reads it, then a FIN; slow_body.
+void test_client_slow_streamed_body_cut(void **) {
+    int u = unit_ms();
+    uint32_t window = static_cast<uint32_t>(6 * u);
+    for (bool on : {true, false}) {
+        weir_config c = base(WEIR_MODE_DRIVEN, u);
+        c.stream_body_bytes = 1;
+        c.rate_window_ms = window;
+        if (on)
+            c.min_body_rate = static_cast<uint32_t>(8 * 16 * 1000 / u);
+        Server s;
+        assert_int_equal(s.start(c), 0);
+        weir_worker *w = nullptr;
+        assert_int_equal(weir_engine_worker(s.e, 0, &w), 0);
+        Client cl = connect_to(s.port);
+        assert_true(send_all(cl, post_head(100000)));
+        int64_t t0 = now_ms();
+        weir_exchange *ex = nullptr;
+        while (!ex && now_ms() - t0 < bound_ms(5000))
+            ex = poll_for(w, 5);
+        assert_non_null(ex);
+        int64_t rc = -EAGAIN, cut = -1;
+        size_t sent = 0, read = 0;
+        char buf[4096];
+        while (now_ms() - t0 < 3 * static_cast<int64_t>(window)) {
+            if (send(cl.fd, "bbbbbbbb", 8, MSG_NOSIGNAL | MSG_DONTWAIT) == 8)
+                sent += 8;
+            poll_for(w, u / 2);
+            while ((rc = weir_body_read(ex, buf, sizeof buf)) > 0)
+                read += static_cast<size_t>(rc);
+            if (rc != -EAGAIN) {
+                cut = now_ms() - t0;
+                break;
+            }
+        }
+        print_message("client-slow streamed body, rate %s: read says %lld after %lld ms, %zu bytes trickled, %zu "
+                      "read (window %u)\n", on ? "on" : "off (arm)", static_cast<long long>(rc),
+                      static_cast<long long>(cut), sent, read, window);
+        if (!on) {
+            // The loss: the host waits on a client that could go on for hours.
+            assert_int_equal(rc, -EAGAIN);
+            assert_true(read >= sent - 8); // the host kept up: the client was the slow one
+            assert_int_equal(s.metrics().closes[WEIR_CLOSE_SLOW_BODY], 0);
+            assert_int_equal(weir_respond(ex, 200, nullptr, 0, "arm", 3, WEIR_RESPOND_CLOSE), 0);
+            poll_for(w, 20);
+            continue;
+        }
+        assert_int_equal(rc, -ETIMEDOUT);
+        assert_true(cut >= window - u / 4);
+        assert_true(cut < 2 * static_cast<int64_t>(window));
+        assert_int_equal(weir_respond(ex, 408, nullptr, 0, "slow", 4, 0), 0);
+        std::atomic<bool> stop{false};
+        std::thread poller([&] {
+            weir_exchange *out[8];
+            while (!stop && weir_worker_poll(w, out, 8, 5) >= 0) {
+            }
+        });
+        Response r = read_response(cl);
+        bool closed = wait_closed(cl, 2000);
+        stop = true;
+        poller.join();
+        assert_int_equal(r.status, 408);
+        assert_true(closed);
+        assert_int_equal(s.wait_closes(WEIR_CLOSE_SLOW_BODY, 1), 1);
+    }
+}
+
 // The host streams 256 bytes each half unit (512 B a unit) for 40 units,
 // against a minimum send rate of 64 KiB a unit; the client reads at once.
 // Not cut: nothing waits unsent, so no time is charged. (Charging the time
@@ -416,6 +488,7 @@ int main() {
         cmocka_unit_test(test_body_past_the_request_deadline),
         cmocka_unit_test(test_trickled_reader_cut_by_the_send_rate),
         cmocka_unit_test(test_host_slow_streamed_body_not_cut),
+        cmocka_unit_test(test_client_slow_streamed_body_cut),
         cmocka_unit_test(test_host_slow_streamed_answer_not_cut),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
