@@ -87,6 +87,22 @@ type Config struct {
 	IdleTimeout time.Duration
 	// WriteTimeout: output pending without progress (default 30s).
 	WriteTimeout time.Duration
+	// Deadlines that bind (docs/reliability.md, Timers): unlike the idle
+	// timers above, more bytes do not extend them. 0 is weir's default,
+	// negative turns one off (weir's WEIR_DEADLINE_OFF). Time the host holds
+	// a streamed body or has not produced an answer is never charged.
+	// RequestTimeout: one request's head and body must arrive within it, or
+	// 408 (default 5m).
+	RequestTimeout time.Duration
+	// MinBodyRate: bytes/s a request body must keep up over each RateWindow
+	// the client owes body bytes, or 408 (default 500).
+	MinBodyRate int
+	// MinSendRate: bytes/s a client must read its answers at over each
+	// RateWindow output waits unsent, or it is closed (default 500).
+	MinSendRate int
+	// RateWindow: the window both rates are judged over, and their grace
+	// (default 10s; at least 10ms).
+	RateWindow time.Duration
 
 	// StreamWindowBytes: a streamed answer's unsent bytes at most (default
 	// 256 KiB, at most MaxOutputBytes); a writer past it waits for the client.
@@ -199,6 +215,9 @@ func (c *Config) validate() error {
 	}
 	if c.ProxyTimeout < 0 || c.ProxyMaxBytes < 0 {
 		return errors.New("weir: Config.ProxyTimeout and ProxyMaxBytes must not be negative")
+	}
+	if c.RateWindow < 0 || (c.RateWindow > 0 && c.RateWindow < 10*time.Millisecond) {
+		return errors.New("weir: Config.RateWindow must be 0 (the default) or at least 10ms")
 	}
 	if c.BatchSize < 0 || c.BatchSize > 4096 {
 		return errors.New("weir: BatchSize must be in 0..4096")
@@ -313,6 +332,22 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_li
 	setD(&out.idle_timeout_ms, c.IdleTimeout)
 	setD(&out.write_timeout_ms, c.WriteTimeout)
 	setD(&out.body_timeout_ms, c.BodyTimeout)
+	// The binding deadlines: negative is off, 0 weir's default.
+	bind := func(dst *C.uint32_t, v int64) {
+		switch {
+		case v < 0:
+			*dst = C.WEIR_DEADLINE_OFF
+		case v > 0:
+			*dst = C.uint32_t(min(v, 1<<32-2))
+		}
+	}
+	bind(&out.request_timeout_ms, int64(c.RequestTimeout/time.Millisecond))
+	if c.RequestTimeout > 0 && c.RequestTimeout < time.Millisecond {
+		out.request_timeout_ms = 1
+	}
+	bind(&out.min_body_rate, int64(c.MinBodyRate))
+	bind(&out.min_send_rate, int64(c.MinSendRate))
+	setD(&out.rate_window_ms, c.RateWindow)
 	if c.ProxyProtocol {
 		out.proxy_protocol = C.WEIR_PROXY_ON
 		setD(&out.proxy_timeout_ms, c.ProxyTimeout)

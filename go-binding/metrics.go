@@ -130,6 +130,15 @@ func (m Metrics) CgoCallsPerRequest() float64 {
 // header (CloseReasonName: "proxy").
 const closeProxy = int(C.WEIR_CLOSE_PROXY)
 
+// Closes indexes of the deadlines that bind (Config.RequestTimeout,
+// MinBodyRate, MinSendRate; CloseReasonName: "request_timeout", "slow_body",
+// "slow_reader").
+const (
+	closeRequestTimeout = int(C.WEIR_CLOSE_REQUEST_TIMEOUT)
+	closeSlowBody       = int(C.WEIR_CLOSE_SLOW_BODY)
+	closeSlowReader     = int(C.WEIR_CLOSE_SLOW_READER)
+)
+
 // CloseReasonName names an index of Metrics.Closes ("peer", "bad_request", ...).
 func CloseReasonName(i int) string { return C.GoString(C.weir_close_reason_name(C.uint32_t(i))) }
 

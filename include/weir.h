@@ -446,7 +446,38 @@ typedef struct weir_config {
                                     included; v1 is 107 bytes by its spec); 232..65551,
                                     else -EINVAL. 0 = 4096                          */
     uint32_t reserved_;         /* 0 (the struct grows after this field)          */
+    /* Deadlines that bind (0.4; docs/reliability.md, Timers): unlike the idle
+     * timers above, which every byte re-arms, these cut a client that keeps
+     * moving bytes too slowly. Each is on by default; WEIR_DEADLINE_OFF turns
+     * one off. Time the host is responsible for never counts: a streamed body
+     * the host is not reading (weir_body_read not waiting), an answer the host
+     * has not produced yet. */
+    uint32_t request_timeout_ms; /* (0.4) the longest one request may take to
+                                    arrive, head and body together, from its first
+                                    byte (time a streamed body waits for the host
+                                    excluded). Past it: answered 408 when no answer
+                                    to it has begun (a streamed body's request is
+                                    the host's: its weir_body_read says -ETIMEDOUT
+                                    and the host answers), then closed,
+                                    WEIR_CLOSE_REQUEST_TIMEOUT.
+                                    0 = 300000; WEIR_DEADLINE_OFF = none           */
+    uint32_t min_body_rate;     /* (0.4) bytes/s a request body must keep up, judged
+                                    over each rate_window_ms the client owes body
+                                    bytes (the first window is the grace): slower is
+                                    answered 408 as above, WEIR_CLOSE_SLOW_BODY.
+                                    0 = 500; WEIR_DEADLINE_OFF = none              */
+    uint32_t min_send_rate;     /* (0.4) bytes/s a client must read its answers at,
+                                    judged over each rate_window_ms that output is
+                                    queued and unsent: slower is closed (part of an
+                                    answer has left), WEIR_CLOSE_SLOW_READER.
+                                    0 = 500; WEIR_DEADLINE_OFF = none              */
+    uint32_t rate_window_ms;    /* (0.4) the window both rates are judged over, and
+                                    their grace: 0 = 10000; at least 10, else -EINVAL;
+                                    WEIR_DEADLINE_OFF is -EINVAL                    */
 } weir_config;
+
+/* weir_config.request_timeout_ms, min_body_rate, min_send_rate (0.4): off. */
+#define WEIR_DEADLINE_OFF 0xFFFFFFFFu
 
 /* weir_config.proxy_protocol (0.4). */
 #define WEIR_PROXY_OFF 0
@@ -633,6 +664,13 @@ WEIR_API int weir_worker_own(weir_worker *w, int own);
                                         malformed, oversized, late, or from a source not
                                         in proxy_trusted): answered 400 (408 late), or
                                         closed when nothing came (0.4)                  */
+#define WEIR_CLOSE_REQUEST_TIMEOUT 21 /* a request did not arrive whole within
+                                          request_timeout_ms: answered 408 where no
+                                          answer had begun, then closed (0.4)     */
+#define WEIR_CLOSE_SLOW_BODY 22      /* a request body came slower than min_body_rate:
+                                        answered 408 as above, then closed (0.4)  */
+#define WEIR_CLOSE_SLOW_READER 23    /* a client read its answer slower than
+                                        min_send_rate: closed (0.4)              */
 #define WEIR_CLOSE_REASONS 32        /* 0.2 made room: 16 in 0.1 */
 
 /* A static name for a close reason ("peer", "bad_request", ...); "unknown"
@@ -1068,7 +1106,10 @@ WEIR_API int weir_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap
  *                     body ends or cannot (inline: on_request is called with it
  *                     again, so a handler that got -EAGAIN may return without
  *                     answering; driven: it comes back in a poll batch).
- *   -ETIMEDOUT        the host waited and no byte came for body_timeout_ms;
+ *   -ETIMEDOUT        the host waited and no byte came for body_timeout_ms,
+ *                     or the client spent request_timeout_ms or fell below
+ *                     min_body_rate (0.4); the host answers (408, say), then
+ *                     the connection closes;
  *   -ECONNABORTED     the peer closed mid-body, or the connection is closing
  *                     (engine shutdown);
  *   a parse error     a malformed chunked body (WEIR_E_BAD_CHUNK and the like;

@@ -83,6 +83,12 @@ static const char demo_usage[] =
     "                           Retry-After: 1 and closed (default 10000)\n"
     "  --max-request-line N     --max-header-bytes N   --max-headers N   --max-body N\n"
     "  --header-timeout-ms N    --idle-timeout-ms N   --body-timeout-ms N   --write-timeout-ms N\n"
+    "  --request-timeout-ms N   a request's whole head and body must arrive within N ms, or 408\n"
+    "                           (default 300000; 0 = off)\n"
+    "  --min-body-rate BYTES_PER_S  a request body slower than this over a 10 s window is cut, 408\n"
+    "                           (default 500; 0 = off)\n"
+    "  --min-send-rate BYTES_PER_S  a client reading its answer slower than this over a 10 s window\n"
+    "                           (time with output queued) is closed (default 500; 0 = off)\n"
     "  --upgrade-socket PATH    SIGQUIT hands the listeners and every connection to a successor\n"
     "                           started with --take-over PATH, then exits (docs/upgrade.md)\n"
     "  --take-over PATH         take the listeners and connections of the demo offering at PATH\n"
@@ -320,6 +326,12 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 u32 = &o->cfg.proxy_timeout_ms;
             else if (!strcmp(f, "--write-timeout-ms"))
                 u32 = &o->cfg.write_timeout_ms;
+            else if (!strcmp(f, "--request-timeout-ms"))
+                u32 = &o->cfg.request_timeout_ms;
+            else if (!strcmp(f, "--min-body-rate"))
+                u32 = &o->cfg.min_body_rate;
+            else if (!strcmp(f, "--min-send-rate"))
+                u32 = &o->cfg.min_send_rate;
             else if (!strcmp(f, "--stream-body-bytes")) {
                 u32 = &o->cfg.stream_body_bytes;
                 o->stream_body_set = 1;
@@ -329,6 +341,10 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
             if (demo_u64(v, UINT32_MAX, &n) != 0)
                 return demo_bad("bad number", v);
             *u32 = (uint32_t)n;
+            // The binding deadlines' flags say 0 for off; weir's 0 is the default.
+            if (n == 0 && (u32 == &o->cfg.request_timeout_ms || u32 == &o->cfg.min_body_rate ||
+                           u32 == &o->cfg.min_send_rate))
+                *u32 = WEIR_DEADLINE_OFF;
         }
     }
     if (o->mode == DEMO_DEFERRED && o->defer_threads == 0)

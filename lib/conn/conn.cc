@@ -291,7 +291,10 @@ void Conn::close(uint32_t reason) {
     // lingers (peer_sent_more), or its reset would cut the last answers.
     if (st_ && !(flags_ & kFinal) && (st_->end > st_->parse_pos || st_->phase != kHead))
         flags_ |= kMoreInput;
-    end_body(reason == WEIR_CLOSE_BODY_TIMEOUT ? -ETIMEDOUT : -ECONNABORTED);
+    // A body cut for its client's slowness tells the host it timed out.
+    bool slow = reason == WEIR_CLOSE_BODY_TIMEOUT || reason == WEIR_CLOSE_REQUEST_TIMEOUT ||
+                reason == WEIR_CLOSE_SLOW_BODY;
+    end_body(slow ? -ETIMEDOUT : -ECONNABORTED);
     if (st_ && !(flags_ & kFinal)) {
         State &s = *st_;
         s.phase = kHead;
@@ -366,6 +369,11 @@ ConnWait Conn::wait() const {
     if (s.parse_pos != s.end)
         return ConnWait::Head;
     return ConnWait::Idle;
+}
+
+uint64_t Conn::reading() const {
+    bool body_out = st_ && st_->phase == kBodyStream; // counted at its head, still arriving
+    return counters_.requests + (body_out ? 0 : 1);
 }
 
 bool Conn::holds_buffers() const { return st_ != nullptr; }

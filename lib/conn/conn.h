@@ -280,6 +280,10 @@ class Conn {
     bool holds_buffers() const;    // false when idle (for tests of the pool)
     bool lent() const;             // a read or write lend is out
     uint64_t id() const { return id_; }
+    // Which request is being read, for the request deadline (loop/binding.h):
+    // changes when a request has arrived whole (a streamed body's request only
+    // once its body has: its head is handed out first).
+    uint64_t reading() const;
 
     // ---- moving (conn_image.cc)
     // Parse no further requests: the connection is heading for a request

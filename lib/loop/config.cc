@@ -34,6 +34,10 @@ void config_defaults(weir_config *cfg) {
     cfg->proxy_timeout_ms = 5000;
     cfg->proxy_trusted = nullptr;
     cfg->proxy_max_bytes = 4096;
+    cfg->request_timeout_ms = 300000;
+    cfg->min_body_rate = 500;
+    cfg->min_send_rate = 500;
+    cfg->rate_window_ms = 10000;
 }
 
 bool config_resolve(const weir_config *in, weir_config *out) {
@@ -66,6 +70,14 @@ bool config_resolve(const weir_config *in, weir_config *out) {
         c.proxy_timeout_ms = d.proxy_timeout_ms;
     if (c.proxy_max_bytes == 0)
         c.proxy_max_bytes = d.proxy_max_bytes;
+    if (c.request_timeout_ms == 0)
+        c.request_timeout_ms = d.request_timeout_ms;
+    if (c.min_body_rate == 0)
+        c.min_body_rate = d.min_body_rate;
+    if (c.min_send_rate == 0)
+        c.min_send_rate = d.min_send_rate;
+    if (c.rate_window_ms == 0)
+        c.rate_window_ms = d.rate_window_ms;
     return true;
 }
 

@@ -78,6 +78,10 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
         c.proxy_trusted = e->proxy_trusted_.c_str();
     }
     e->settings_.proxy_max_bytes = c.proxy_max_bytes;
+    // A window shorter than a few passes would judge a rate on one read's
+    // luck; WEIR_DEADLINE_OFF is no window (the rates have their own off).
+    if (c.rate_window_ms < 10 || c.rate_window_ms == WEIR_DEADLINE_OFF)
+        return -EINVAL;
     for (uint32_t i = 0; i < n; i++) {
         std::unique_ptr<Port> port;
         int prc = factory(c.backend, &port);

@@ -14,7 +14,8 @@
 
 namespace weir {
 
-enum class TimerKind : uint8_t { None = 0, Idle, Head, Body, Output, Handler, Proxy, Count };
+// Bind: the tick on which a connection's binding deadlines are judged (binding.h).
+enum class TimerKind : uint8_t { None = 0, Idle, Head, Body, Output, Handler, Proxy, Bind, Count };
 
 struct TimerNode {
     TimerNode *prev = nullptr;

@@ -36,6 +36,7 @@
 #include "loop/mpsc.h"
 #include "loop/port.h"
 #include "loop/tickets.h"
+#include "loop/binding.h"
 #include "loop/timers.h"
 
 namespace weir {
@@ -87,6 +88,9 @@ struct ImageNode : MpscNode {
     uint64_t seq = 0;               // a handover's sequence number
 };
 
+// weir_config's binding deadlines, WEIR_DEADLINE_OFF as 0 (worker_binding.cc).
+BindLimits bind_limits_of(const weir_config &c);
+
 // One connection's place in its worker. Slots live in fixed chunks so their
 // addresses (given to the backend as operation tags and to exchanges as
 // Exchange::user) never move.
@@ -111,6 +115,7 @@ struct Slot {
     bool gone_reported = false;    // cfg.report_gone: what was out has been handed back
     Conn::ProxyResult proxy_counted = Conn::ProxyResult::None; // the PROXY outcome metrics hold (fold)
     TimerNode timer;
+    Binding bind;             // the deadlines that bind (binding.h, worker_binding.cc)
     Slot *next_dirty = nullptr;
     Slot *prev_dirty = nullptr;
     Slot *next_retry = nullptr;
@@ -331,6 +336,8 @@ class Worker final : public ImageSink {
     void unlink_dirty(Slot &s);
     void retry_reads();
     void expire_timers();
+    void bind_settle(Slot &s, ConnWait w); // worker_binding.cc
+    void bind_expired(Slot &s);
     // worker_conns.cc
     void admit(ConnImage &img);
     void close_conn(Slot &s, uint32_t reason);
@@ -451,6 +458,7 @@ class Worker final : public ImageSink {
     std::atomic<uint64_t> pub_holding_{0};
 
     Timers timers_;
+    BindLimits bind_limits_;
     Listener listener_;
     Door listen_door_;
     Door handoff_door_;

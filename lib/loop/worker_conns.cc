@@ -22,7 +22,8 @@ namespace {
 // read rather than destroyed by a reset.
 bool lingering(uint32_t reason) {
     return reason == WEIR_CLOSE_BAD_REQUEST || reason == WEIR_CLOSE_HEADER_TIMEOUT ||
-           reason == WEIR_CLOSE_BODY_TIMEOUT || reason == WEIR_CLOSE_SILENT || reason == WEIR_CLOSE_PROXY;
+           reason == WEIR_CLOSE_BODY_TIMEOUT || reason == WEIR_CLOSE_SILENT || reason == WEIR_CLOSE_PROXY ||
+           reason == WEIR_CLOSE_REQUEST_TIMEOUT || reason == WEIR_CLOSE_SLOW_BODY;
 }
 
 // Closes the server chose after a complete answer: the peer may have sent
@@ -60,6 +61,7 @@ Slot *Worker::alloc_slot() {
         for (uint32_t i = 0; i < kSlotChunk; i++) {
             chunk[i].worker = this;
             chunk[i].timer.owner = &chunk[i];
+            chunk[i].bind.tick.owner = &chunk[i];
             chunk[i].next_free = free_slots_;
             free_slots_ = &chunk[i];
         }
@@ -186,6 +188,9 @@ void Worker::admit(ConnImage &img) {
     s.body_handle = 0;
     s.answered = false;
     s.proxy_counted = Conn::ProxyResult::None;
+    // A moved connection's clocks restart here (docs/reliability.md: it
+    // moves at a request boundary, so at most a head's start is restarted).
+    s.bind.reset(img.requests + 1, now_ms_);
     s.peer = img.peer;
     s.peer_len = img.peer_len;
     s.live_prev = nullptr;
@@ -252,6 +257,7 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
     if (s.fd < 0)
         return;
     timers_.disarm(s.timer);
+    timers_.disarm(s.bind.tick);
     fold(s);
     // Counted before the peer can see the close, so a client that saw it
     // reads consistent metrics.
@@ -385,6 +391,7 @@ void Worker::leave(Slot &s, ImageNode *n, ImageSink *to) {
     n->img.peer = s.peer;
     n->img.peer_len = s.peer_len;
     timers_.disarm(s.timer);
+    timers_.disarm(s.bind.tick);
     fold(s);
     s.leaving = n; // before the release: bytes the port still holds join the image
     s.leaving_to = to;

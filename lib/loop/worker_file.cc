@@ -102,6 +102,7 @@ void Worker::file_written(Slot &s, ssize_t n) {
     if (n >= 0) {
         if (n > 0) {
             metrics.add(M_BYTES_OUT, static_cast<uint64_t>(n));
+            s.bind.out += static_cast<uint64_t>(n);
             s.activity = s.progress = true;
             loop_hooks().file_range_sends.fetch_add(1, std::memory_order_relaxed);
         }

@@ -126,6 +126,7 @@ void Worker::settle(Slot &s) {
                 timers_.disarm(s.timer);
             else if (rearm)
                 timers_.arm(s.timer, k, now_ms_);
+            bind_settle(s, w);
             if (s.input_paused && !s.eof && !s.retry_queued && c.can_read()) {
                 s.retry_queued = true;
                 s.next_retry = retry_;
@@ -167,6 +168,10 @@ void Worker::expire_timers() {
     TimerKind k;
     while (TimerNode *n = timers_.pop_expired(now_ms_, &k)) {
         Slot &s = *static_cast<Slot *>(n->owner);
+        if (k == TimerKind::Bind) {
+            bind_expired(s);
+            continue;
+        }
         if (k == TimerKind::Handler && (s.fd < 0 || s.conn().wait() == ConnWait::Handler)) {
             // The host held an exchange past handler_timeout_ms (a zombie's
             // too: it pins the slot and its buffers).
@@ -214,6 +219,7 @@ bool Worker::input(Slot &s, size_t n) {
     if (n == 0)
         return false;
     metrics.add(M_BYTES_IN, n);
+    s.bind.in += n;
     s.activity = true;
     mark_dirty(s);
     dispatch(s);
@@ -226,6 +232,7 @@ size_t Worker::input_lent(Slot &s, const char *p, size_t n) {
         s.input_paused = true;
     if (took) {
         metrics.add(M_BYTES_IN, took);
+        s.bind.in += took;
         s.activity = true;
         dispatch(s);
     }
@@ -253,6 +260,7 @@ void Worker::written(Slot &s, ssize_t n) {
     if (n >= 0) {
         if (n > 0) {
             metrics.add(M_BYTES_OUT, static_cast<uint64_t>(n));
+            s.bind.out += static_cast<uint64_t>(n);
             s.activity = s.progress = true;
         }
         c.on_written(static_cast<size_t>(n));

@@ -68,7 +68,10 @@
     X(WEIR_CLOSE_BODY_UNREAD, "body_unread")                                                                   \
     X(WEIR_CLOSE_ABORTED, "aborted")                                                                           \
     X(WEIR_CLOSE_HANDOVER, "handover")                                                                         \
-    X(WEIR_CLOSE_PROXY, "proxy")
+    X(WEIR_CLOSE_PROXY, "proxy")                                                                               \
+    X(WEIR_CLOSE_REQUEST_TIMEOUT, "request_timeout")                                                           \
+    X(WEIR_CLOSE_SLOW_BODY, "slow_body")                                                                       \
+    X(WEIR_CLOSE_SLOW_READER, "slow_reader")
 
 namespace weir {
 

@@ -216,6 +216,13 @@ int weir_header_use(void) {
     n += (int)cfg.proxy_protocol + (WEIR_PROXY_OFF == 0) + (WEIR_CLOSE_PROXY != 0) + (int)metrics.proxy_v1 +
          (int)metrics.proxy_v2 + (int)metrics.proxy_local + (int)metrics.proxy_missing + (int)metrics.proxy_malformed +
          (int)metrics.proxy_untrusted + (int)metrics.proxy_oversized + (int)metrics.proxy_timeouts;
+    /* 0.4: deadlines that bind (config fields, the off sentinel, close reasons). */
+    cfg.request_timeout_ms = WEIR_DEADLINE_OFF;
+    cfg.min_body_rate = 500;
+    cfg.min_send_rate = 500;
+    cfg.rate_window_ms = 10000;
+    n += (int)(cfg.request_timeout_ms == 0xFFFFFFFFu) + (int)cfg.min_body_rate + (int)cfg.min_send_rate +
+         (int)cfg.rate_window_ms + WEIR_CLOSE_REQUEST_TIMEOUT + WEIR_CLOSE_SLOW_BODY + WEIR_CLOSE_SLOW_READER;
     answer.ex = exchange;
     answer.status = 200;
     answer.flags = WEIR_RESPOND_CLOSE;

@@ -37,6 +37,8 @@ int main(void) {
     F(weir_config, log_user) F(weir_config, handler_timeout_ms) F(weir_config, stream_window_bytes) F(weir_config, stream_body_bytes) F(weir_config, report_gone)
     F(weir_config, proxy_protocol) F(weir_config, proxy_timeout_ms) F(weir_config, proxy_trusted)
     F(weir_config, proxy_max_bytes) F(weir_config, reserved_)
+    F(weir_config, request_timeout_ms) F(weir_config, min_body_rate) F(weir_config, min_send_rate)
+    F(weir_config, rate_window_ms)
     F(weir_metrics, size) F(weir_metrics, workers) F(weir_metrics, accepted) F(weir_metrics, accept_batches)
     F(weir_metrics, accept_owed) F(weir_metrics, accept_resource_errors) F(weir_metrics, accept_other_errors)
     F(weir_metrics, handoffs) F(weir_metrics, handoffs_owed) F(weir_metrics, connections_open)

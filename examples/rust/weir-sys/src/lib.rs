@@ -215,7 +215,15 @@ pub struct weir_config {
     pub proxy_trusted: *const c_char,
     pub proxy_max_bytes: u32,
     pub reserved_: u32,
+    // Deadlines that bind (0.4): 0 = the default, WEIR_DEADLINE_OFF = off.
+    pub request_timeout_ms: u32,
+    pub min_body_rate: u32,
+    pub min_send_rate: u32,
+    pub rate_window_ms: u32,
 }
+
+/// weir_config.request_timeout_ms, min_body_rate, min_send_rate (0.4): off.
+pub const WEIR_DEADLINE_OFF: u32 = 0xFFFF_FFFF;
 
 /// weir_config.proxy_protocol (0.4).
 pub const WEIR_PROXY_OFF: u32 = 0;
@@ -242,6 +250,9 @@ pub const WEIR_CLOSE_BODY_UNREAD: u32 = 17;
 pub const WEIR_CLOSE_ABORTED: u32 = 18;
 pub const WEIR_CLOSE_HANDOVER: u32 = 19;
 pub const WEIR_CLOSE_PROXY: u32 = 20;
+pub const WEIR_CLOSE_REQUEST_TIMEOUT: u32 = 21;
+pub const WEIR_CLOSE_SLOW_BODY: u32 = 22;
+pub const WEIR_CLOSE_SLOW_READER: u32 = 23;
 pub const WEIR_CLOSE_REASONS: usize = 32;
 
 #[repr(C)]

@@ -71,7 +71,8 @@ fn field_offsets_match_the_header() {
                       defer_accept, linger_ms, tcp_nodelay, read_buffer_size, max_output_bytes, max_connections,
                       max_pipeline, header_timeout_ms, idle_timeout_ms, write_timeout_ms, body_timeout_ms, limits,
                       log, log_user, handler_timeout_ms, stream_window_bytes, stream_body_bytes, report_gone,
-                      proxy_protocol, proxy_timeout_ms, proxy_trusted, proxy_max_bytes, reserved_ }
+                      proxy_protocol, proxy_timeout_ms, proxy_trusted, proxy_max_bytes, reserved_,
+                      request_timeout_ms, min_body_rate, min_send_rate, rate_window_ms }
         weir_metrics { size, workers, accepted, accept_batches, accept_owed, accept_resource_errors,
                        accept_other_errors, handoffs, handoffs_owed, connections_open, requests, responses,
                        parse_errors, continues_sent, bytes_in, bytes_out, loop_passes, closes, pause_lingers,

@@ -1,0 +1,65 @@
+// The deadlines that bind, on the worker: each settle reads a connection's
+// clocks (binding.h) and keeps its tick armed while some clock charges it;
+// the tick judges them and cuts a client that spent its budget.
+#include "loop/worker.h"
+
+namespace weir {
+
+namespace {
+
+uint32_t off_is_zero(uint32_t v) { return v == WEIR_DEADLINE_OFF ? 0 : v; }
+
+} // namespace
+
+BindLimits bind_limits_of(const weir_config &c) {
+    BindLimits l;
+    l.request_ms = off_is_zero(c.request_timeout_ms);
+    l.body_rate = off_is_zero(c.min_body_rate);
+    l.send_rate = off_is_zero(c.min_send_rate);
+    l.window_ms = c.rate_window_ms;
+    return l;
+}
+
+void Worker::bind_settle(Slot &s, ConnWait w) {
+    if (!bind_limits_.any())
+        return;
+    s.bind.observe(w, s.conn().reading(), now_ms_);
+    if (!bind_limits_.charges(w))
+        timers_.disarm(s.bind.tick);
+    else if (!timers_.armed(s.bind.tick))
+        timers_.arm(s.bind.tick, TimerKind::Bind, now_ms_); // not re-armed by progress: it is a tick
+}
+
+void Worker::bind_expired(Slot &s) {
+    if (s.fd < 0)
+        return;
+    Conn &c = s.conn();
+    ConnWait w = c.wait();
+    s.bind.observe(w, c.reading(), now_ms_);
+    switch (s.bind.judge(bind_limits_)) {
+    case BindCut::Request:
+        // 408 where no answer to the request has begun; a streamed body's
+        // request is out with the host: its body read says -ETIMEDOUT, the
+        // host answers, and the connection closes after it (Conn::close).
+        c.expire_input(WEIR_CLOSE_REQUEST_TIMEOUT);
+        mark_dirty(s);
+        return;
+    case BindCut::SlowBody:
+        c.expire_input(WEIR_CLOSE_SLOW_BODY);
+        mark_dirty(s);
+        return;
+    case BindCut::SlowReader:
+        // Part of an answer has left: nothing more can be said to it.
+        c.close(WEIR_CLOSE_SLOW_READER);
+        close_conn(s, WEIR_CLOSE_SLOW_READER);
+        return;
+    case BindCut::None:
+        break;
+    }
+    if (bind_limits_.charges(w))
+        timers_.arm(s.bind.tick, TimerKind::Bind, now_ms_);
+    else
+        mark_dirty(s); // the settle due this pass decides
+}
+
+} // namespace weir
