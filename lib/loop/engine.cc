@@ -76,6 +76,8 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
         c.proxy_trusted = e->proxy_trusted_.c_str();
     }
     e->settings_.proxy_max_bytes = c.proxy_max_bytes;
+    if (int rc = e->set_overload(c); rc < 0)
+        return rc;
     for (uint32_t i = 0; i < n; i++) {
         std::unique_ptr<Port> port;
         int prc = factory(c.backend, &port);

@@ -68,7 +68,8 @@
     X(WEIR_CLOSE_BODY_UNREAD, "body_unread")                                                                   \
     X(WEIR_CLOSE_ABORTED, "aborted")                                                                           \
     X(WEIR_CLOSE_HANDOVER, "handover")                                                                         \
-    X(WEIR_CLOSE_PROXY, "proxy")
+    X(WEIR_CLOSE_PROXY, "proxy")                                                                               \
+    X(WEIR_CLOSE_OVERLOAD, "overload")
 
 namespace weir {
 
