@@ -215,11 +215,17 @@ pub struct weir_config {
     pub proxy_trusted: *const c_char,
     pub proxy_max_bytes: u32,
     pub reserved_: u32,
+    // The overload manager (0.4): watermarks, 0 = off.
+    pub overload_inflight: u32,
+    pub overload_conns: u32,
+    pub overload_fds: u32,
+    pub overload_mem_mb: u32,
 }
 
 /// weir_config.proxy_protocol (0.4).
 pub const WEIR_PROXY_OFF: u32 = 0;
 pub const WEIR_PROXY_ON: u32 = 1;
+pub const WEIR_OVERLOAD_OFF: u32 = 0;
 
 pub const WEIR_CLOSE_PEER: u32 = 0;
 pub const WEIR_CLOSE_NOT_KEEP_ALIVE: u32 = 1;
@@ -242,6 +248,7 @@ pub const WEIR_CLOSE_BODY_UNREAD: u32 = 17;
 pub const WEIR_CLOSE_ABORTED: u32 = 18;
 pub const WEIR_CLOSE_HANDOVER: u32 = 19;
 pub const WEIR_CLOSE_PROXY: u32 = 20;
+pub const WEIR_CLOSE_OVERLOAD: u32 = 24;
 pub const WEIR_CLOSE_REASONS: usize = 32;
 
 #[repr(C)]
@@ -301,6 +308,13 @@ pub struct weir_metrics {
     pub proxy_untrusted: u64,
     pub proxy_oversized: u64,
     pub proxy_timeouts: u64,
+    // The overload manager (0.4).
+    pub overload_level: u64,
+    pub overload_engaged: u64,
+    pub overload_keepalive_off: u64,
+    pub overload_accept_shrunk: u64,
+    pub overload_accept_pauses: u64,
+    pub overload_refused: u64,
 }
 
 #[repr(C)]
