@@ -188,6 +188,14 @@ int weir_header_use(void) {
     n += (int)cfg.proxy_protocol + (WEIR_PROXY_OFF == 0) + (WEIR_CLOSE_PROXY != 0) + (int)metrics.proxy_v1 +
          (int)metrics.proxy_v2 + (int)metrics.proxy_local + (int)metrics.proxy_missing + (int)metrics.proxy_malformed +
          (int)metrics.proxy_untrusted + (int)metrics.proxy_oversized + (int)metrics.proxy_timeouts;
+    /* 0.4: the overload manager (config watermarks, close reason, counters). */
+    cfg.overload_inflight = cfg.overload_conns = cfg.overload_fds = cfg.overload_mem_mb = WEIR_OVERLOAD_OFF;
+    metrics.overload_level = metrics.overload_engaged = metrics.overload_keepalive_off = 0;
+    metrics.overload_accept_shrunk = metrics.overload_accept_pauses = metrics.overload_refused = 0;
+    n += (int)cfg.overload_inflight + (int)cfg.overload_conns + (int)cfg.overload_fds + (int)cfg.overload_mem_mb +
+         (WEIR_CLOSE_OVERLOAD == 24) + (int)metrics.overload_level + (int)metrics.overload_engaged +
+         (int)metrics.overload_keepalive_off + (int)metrics.overload_accept_shrunk +
+         (int)metrics.overload_accept_pauses + (int)metrics.overload_refused;
     answer.ex = exchange;
     answer.status = 200;
     answer.flags = WEIR_RESPOND_CLOSE;
