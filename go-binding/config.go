@@ -172,7 +172,7 @@ type Config struct {
 	// ProxyMaxBytes: the longest v2 header accepted, TLVs included
 	// (232..65551, default 4096; v1 is 107 bytes by its spec).
 	ProxyMaxBytes int
-	// The overload manager (weir's overload_*, docs/api.md §5.9): each
+	// The overload manager (weir's overload_*, docs/api.md §5.10): each
 	// watermark is where its resource counts as full; past 80 % of the
 	// fullest keep-alive turns off, past 90 % accepting slows, past 95 % it
 	// pauses, at 100 % new requests are answered 503 with Retry-After

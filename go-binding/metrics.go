@@ -78,7 +78,7 @@ type Metrics struct {
 	ProxyOversized uint64 // v1 past 107 bytes, v2 past ProxyMaxBytes
 	ProxyTimeouts  uint64 // no whole header within ProxyTimeout
 
-	// The overload manager (Config.Overload*; docs/api.md §5.9); its closes
+	// The overload manager (Config.Overload*; docs/api.md §5.10); its closes
 	// are Closes[WEIR_CLOSE_OVERLOAD] ("overload").
 	OverloadLevel        uint64 // now: the highest level of any worker (0 none .. 4 refusing)
 	OverloadEngaged      uint64 // actions engaged (a rise of n levels counts n)

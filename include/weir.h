@@ -446,7 +446,7 @@ typedef struct weir_config {
                                     included; v1 is 107 bytes by its spec); 232..65551,
                                     else -EINVAL. 0 = 4096                          */
     uint32_t reserved_;         /* 0 (the struct grows after this field)          */
-    /* The overload manager (0.4; docs/api.md §5.9, docs/reliability.md
+    /* The overload manager (0.4; docs/api.md §5.10, docs/reliability.md
      * "Overload"): each watermark is where its resource counts as full.
      * Past 80 % of the fullest one keep-alive turns off (answers carry
      * Connection: close), past 90 % the accept batch shrinks to a quarter,
@@ -455,7 +455,7 @@ typedef struct weir_config {
      * requests are answered 503 with Retry-After: 1 at once instead of being
      * handed to the host (the connection then closes, lingering, counted
      * WEIR_CLOSE_OVERLOAD). Each action releases only below a lower point
-     * (70, 80, 85, 90 %). All off by default (docs/api.md §5.9 argues why);
+     * (70, 80, 85, 90 %). All off by default (docs/api.md §5.10 argues why);
      * WEIR_OVERLOAD_OFF or 0 is off. */
     uint32_t overload_inflight; /* (0.4) per worker: exchanges handed to the host
                                     and not yet answered (inline handlers that
@@ -743,7 +743,7 @@ typedef struct weir_metrics {
     uint64_t proxy_untrusted;        /* connections from outside proxy_trusted        */
     uint64_t proxy_oversized;        /* v1 past 107 bytes, v2 past proxy_max_bytes    */
     uint64_t proxy_timeouts;         /* no whole header within proxy_timeout_ms       */
-    /* The overload manager (0.4; cfg.overload_*, docs/api.md §5.9). */
+    /* The overload manager (0.4; cfg.overload_*, docs/api.md §5.10). */
     uint64_t overload_level;         /* now: the highest level of any worker: 0 none,
                                         1 keep-alive off, 2 accept batch shrunk,
                                         3 accepting paused, 4 refusing with 503      */

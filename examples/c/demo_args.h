@@ -98,7 +98,7 @@ static const char demo_usage[] =
     "                           inflight=N,conns=N,fds=N,mem_mb=N (inflight and conns per worker, fds\n"
     "                           per process, mem_mb per engine): past 80 % of the fullest keep-alive\n"
     "                           turns off, 90 % accepting slows, 95 % it pauses, 100 % new requests get\n"
-    "                           503 + Retry-After (docs/api.md 5.9; default off)\n"
+    "                           503 + Retry-After (docs/api.md 5.10; default off)\n"
     "  --version                print weir's version and exit\n"
     "signals: TERM/INT shut down gracefully; HUP prints metrics; USR1 begins a pause; USR2 resumes\n";
 
