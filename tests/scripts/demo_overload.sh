@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # weir-demo --overload (issue 32), the operator's contract: documented in
-# --help; a bad item (unknown name, not a number, past 32 bits)
-# is a clear error and exit 2 (a value weir_engine_create refuses, -EINVAL, is its exit 1); a good one starts, serves, and SIGHUP prints
-# the overload_* counters and closes.overload with weir's names. The
+# --help; a bad item (unknown name, not a number, past 32 bits) is a clear
+# error and exit 2 (a value weir_engine_create refuses, -EINVAL, is its exit
+# 1); a good one starts, serves, and SIGHUP prints the overload_* counters
+# with weir's names (closes.overload appears once nonzero, as every close). The
 # actions themselves are tests/integration/test_overload.cc's (it holds
 # requests in the host, which the demo's apps do not).
 source "$(dirname "$0")/demo_common.bash"
