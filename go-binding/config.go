@@ -188,6 +188,15 @@ type Config struct {
 	// ProxyMaxBytes: the longest v2 header accepted, TLVs included
 	// (232..65551, default 4096; v1 is 107 bytes by its spec).
 	ProxyMaxBytes int
+	// The overload manager (weir's overload_*, docs/api.md §5.10): each
+	// watermark is where its resource counts as full; past 80 % of the
+	// fullest keep-alive turns off, past 90 % accepting slows, past 95 % it
+	// pauses, at 100 % new requests are answered 503 with Retry-After
+	// without reaching a handler. 0 = off (the default).
+	OverloadInflight int // per worker: requests handed to handlers and not yet answered
+	OverloadConns    int // per worker: open connections (at most MaxConnections)
+	OverloadFDs      int // per process: open descriptors
+	OverloadMemMB    int // per engine: MiB of weir's connection buffers
 	// PollTimeout bounds each native poll (default 100ms).
 	PollTimeout time.Duration
 	// BatchSize is the most exchanges one poll returns (default 64).
@@ -348,6 +357,10 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_li
 	bind(&out.min_body_rate, int64(c.MinBodyRate))
 	bind(&out.min_send_rate, int64(c.MinSendRate))
 	setD(&out.rate_window_ms, c.RateWindow)
+	set(&out.overload_inflight, c.OverloadInflight)
+	set(&out.overload_conns, c.OverloadConns)
+	set(&out.overload_fds, c.OverloadFDs)
+	set(&out.overload_mem_mb, c.OverloadMemMB)
 	if c.ProxyProtocol {
 		out.proxy_protocol = C.WEIR_PROXY_ON
 		setD(&out.proxy_timeout_ms, c.ProxyTimeout)

@@ -78,6 +78,15 @@ type Metrics struct {
 	ProxyOversized uint64 // v1 past 107 bytes, v2 past ProxyMaxBytes
 	ProxyTimeouts  uint64 // no whole header within ProxyTimeout
 
+	// The overload manager (Config.Overload*; docs/api.md §5.10); its closes
+	// are Closes[WEIR_CLOSE_OVERLOAD] ("overload").
+	OverloadLevel        uint64 // now: the highest level of any worker (0 none .. 4 refusing)
+	OverloadEngaged      uint64 // actions engaged (a rise of n levels counts n)
+	OverloadKeepAliveOff uint64 // answers that closed their connection only because keep-alive was off
+	OverloadAcceptShrunk uint64 // accept batches run shrunk
+	OverloadAcceptPauses uint64 // times a worker paused accepting
+	OverloadRefused      uint64 // requests answered 503 at once, never handed to a handler
+
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
 	DirectResponds uint64 // weir_respond crossings of their own (large bodies; async ones once their worker stopped)
@@ -207,6 +216,12 @@ func (e *Engine) Metrics() Metrics {
 			m.ProxyUntrusted = uint64(cm.proxy_untrusted)
 			m.ProxyOversized = uint64(cm.proxy_oversized)
 			m.ProxyTimeouts = uint64(cm.proxy_timeouts)
+			m.OverloadLevel = uint64(cm.overload_level)
+			m.OverloadEngaged = uint64(cm.overload_engaged)
+			m.OverloadKeepAliveOff = uint64(cm.overload_keepalive_off)
+			m.OverloadAcceptShrunk = uint64(cm.overload_accept_shrunk)
+			m.OverloadAcceptPauses = uint64(cm.overload_accept_pauses)
+			m.OverloadRefused = uint64(cm.overload_refused)
 		}
 	}
 	e.life.RUnlock()

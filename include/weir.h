@@ -474,10 +474,37 @@ typedef struct weir_config {
     uint32_t rate_window_ms;    /* (0.4) the window both rates are judged over, and
                                     their grace: 0 = 10000; at least 10, else -EINVAL;
                                     WEIR_DEADLINE_OFF is -EINVAL                    */
+    /* The overload manager (0.4; docs/api.md §5.10, docs/reliability.md
+     * "Overload"): each watermark is where its resource counts as full.
+     * Past 80 % of the fullest one keep-alive turns off (answers carry
+     * Connection: close), past 90 % the accept batch shrinks to a quarter,
+     * past 95 % accepting pauses (the listener stays open: new clients wait
+     * in the kernel's queue, none is accepted and dropped), at 100 % new
+     * requests are answered 503 with Retry-After: 1 at once instead of being
+     * handed to the host (the connection then closes, lingering, counted
+     * WEIR_CLOSE_OVERLOAD). Each action releases only below a lower point
+     * (70, 80, 85, 90 %). All off by default (docs/api.md §5.10 argues why);
+     * WEIR_OVERLOAD_OFF or 0 is off. */
+    uint32_t overload_inflight; /* (0.4) per worker: exchanges handed to the host
+                                    and not yet answered (inline handlers that
+                                    deferred, driven polls, foreign threads): 0 */
+    uint32_t overload_conns;    /* (0.4) per worker: open connections; at most
+                                    max_connections, else -EINVAL: 0               */
+    uint32_t overload_fds;      /* (0.4) per process: open descriptors (the
+                                    host's too, sampled every 100 ms); at most
+                                    the RLIMIT_NOFILE hard limit, else -EINVAL: 0  */
+    uint32_t overload_mem_mb;   /* (0.4) per engine: MiB of weir's connection
+                                    buffers (pooled read buffers and output
+                                    segments, in use or cached); at most 4194304
+                                    (4 TiB), else -EINVAL: 0                       */
 } weir_config;
 
 /* weir_config.request_timeout_ms, min_body_rate, min_send_rate (0.4): off. */
 #define WEIR_DEADLINE_OFF 0xFFFFFFFFu
+
+
+/* weir_config.overload_* (0.4): this watermark is off (as 0). */
+#define WEIR_OVERLOAD_OFF 0
 
 /* weir_config.proxy_protocol (0.4). */
 #define WEIR_PROXY_OFF 0
@@ -671,6 +698,9 @@ WEIR_API int weir_worker_own(weir_worker *w, int own);
                                         answered 408 as above, then closed (0.4)  */
 #define WEIR_CLOSE_SLOW_READER 23    /* a client read its answer slower than
                                         min_send_rate: closed (0.4)              */
+#define WEIR_CLOSE_OVERLOAD 24       /* the overload manager: answered 503 with Retry-After
+                                        at once, or closed after its answer while
+                                        keep-alive was off (0.4; cfg.overload_*)        */
 #define WEIR_CLOSE_REASONS 32        /* 0.2 made room: 16 in 0.1 */
 
 /* A static name for a close reason ("peer", "bad_request", ...); "unknown"
@@ -752,6 +782,17 @@ typedef struct weir_metrics {
     uint64_t proxy_untrusted;        /* connections from outside proxy_trusted        */
     uint64_t proxy_oversized;        /* v1 past 107 bytes, v2 past proxy_max_bytes    */
     uint64_t proxy_timeouts;         /* no whole header within proxy_timeout_ms       */
+    /* The overload manager (0.4; cfg.overload_*, docs/api.md §5.10). */
+    uint64_t overload_level;         /* now: the highest level of any worker: 0 none,
+                                        1 keep-alive off, 2 accept batch shrunk,
+                                        3 accepting paused, 4 refusing with 503      */
+    uint64_t overload_engaged;       /* actions engaged (a rise of n levels counts n) */
+    uint64_t overload_keepalive_off; /* answers that closed their connection only
+                                        because keep-alive was off (WEIR_CLOSE_OVERLOAD;
+                                        the refused requests' 503s included)         */
+    uint64_t overload_accept_shrunk; /* accept batches run shrunk                     */
+    uint64_t overload_accept_pauses; /* times a worker paused accepting               */
+    uint64_t overload_refused;       /* requests answered 503 at once, never handed out */
 } weir_metrics;
 
 /* weir_metrics.uring_tier: how the rings run (docs/uring.md). */

@@ -104,8 +104,44 @@ static const char demo_usage[] =
     "                           send-proxy / send-proxy-v2 send): its source is the peer --app echo shows\n"
     "  --proxy-trusted CIDRS    sources allowed to send one, e.g. 10.0.0.0/8,::1 (default any)\n"
     "  --proxy-timeout-ms N     the header's deadline from the accept (default 5000)\n"
+    "  --overload LIST          the overload manager's watermarks, any subset of\n"
+    "                           inflight=N,conns=N,fds=N,mem_mb=N (inflight and conns per worker, fds\n"
+    "                           per process, mem_mb per engine): past 80 % of the fullest keep-alive\n"
+    "                           turns off, 90 % accepting slows, 95 % it pauses, 100 % new requests get\n"
+    "                           503 + Retry-After (docs/api.md 5.10; default off)\n"
     "  --version                print weir's version and exit\n"
     "signals: TERM/INT shut down gracefully; HUP prints metrics; USR1 begins a pause; USR2 resumes\n";
+
+/* --overload inflight=N,conns=N,fds=N,mem_mb=N: 0 or -1 with *bad at the
+ * item that does not parse. */
+static int demo_overload_parse(weir_config *cfg, const char *v, const char **bad) {
+    char buf[256];
+    if (!*v || strlen(v) >= sizeof buf) {
+        *bad = v;
+        return -1;
+    }
+    strcpy(buf, v);
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        char *end = NULL;
+        unsigned long long n = eq && eq[1] ? strtoull(eq + 1, &end, 10) : 0;
+        *bad = v + (item - buf);
+        if (!eq || !end || *end || eq[1] == '-' || n > UINT32_MAX)
+            return -1;
+        *eq = 0;
+        if (!strcmp(item, "inflight"))
+            cfg->overload_inflight = (uint32_t)n;
+        else if (!strcmp(item, "conns"))
+            cfg->overload_conns = (uint32_t)n;
+        else if (!strcmp(item, "fds"))
+            cfg->overload_fds = (uint32_t)n;
+        else if (!strcmp(item, "mem_mb"))
+            cfg->overload_mem_mb = (uint32_t)n;
+        else
+            return -1;
+    }
+    return 0;
+}
 
 static int demo_bad(const char *what, const char *arg) {
     fprintf(stderr, "weir-demo: %s: %s\n%s", what, arg ? arg : "(missing)", demo_usage);
@@ -274,6 +310,10 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 o->app = DEMO_APP_ECHO;
             else
                 return demo_bad("bad --app (want hello or echo)", v);
+        } else if (!strcmp(f, "--overload")) {
+            const char *bad = NULL;
+            if (demo_overload_parse(&o->cfg, v, &bad) != 0)
+                return demo_bad("bad --overload item (want inflight=N,conns=N,fds=N,mem_mb=N)", bad);
         } else if (!strcmp(f, "--controller")) {
             const char *bad = NULL;
             if (ctl_config_parse(&o->controller_cfg, v, &bad) != 0)

@@ -70,6 +70,12 @@ static void demo_print_engine_metrics(const weir_metrics *m) {
     F(proxy_untrusted);
     F(proxy_oversized);
     F(proxy_timeouts);
+    F(overload_level);
+    F(overload_engaged);
+    F(overload_keepalive_off);
+    F(overload_accept_shrunk);
+    F(overload_accept_pauses);
+    F(overload_refused);
 #undef F
     for (uint32_t i = 0; i < WEIR_CLOSE_REASONS; i++) {
         const char *name = weir_close_reason_name(i);

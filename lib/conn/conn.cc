@@ -64,7 +64,13 @@ int Conn::respond(Exchange *x, int status, const weir_header_t *headers, size_t 
     if (rc < 0)
         return rc;
     const weir_request &r = x->req;
-    bool keep = (r.flags & WEIR_REQ_KEEP_ALIVE) != 0;
+    bool asked = (r.flags & WEIR_REQ_KEEP_ALIVE) != 0;
+    // The overload manager's level 1: the last request parsed closes the
+    // connection (those parsed before it are answered first, as owed; what
+    // was not parsed is left unread and the close lingers).
+    bool last = x->seq + 1 == s.parse_seq;
+    bool keep = asked && !(pool_.keep_alive_off && last);
+    bool shed = asked && !keep && !(flags & WEIR_RESPOND_CLOSE) && !(flags_ & kClosing);
     bool cut = body_cut(x); // answered before its body was read: close after it
     http1::ResponseShape shape;
     shape.head = is_head_method(r.method);
@@ -73,11 +79,13 @@ int Conn::respond(Exchange *x, int status, const weir_header_t *headers, size_t 
     // their answers are owed. So only the last one says Connection: close
     // and finishes the connection; one that did not would drop the answers
     // after it (WEIR_E_GONE to a deferred handler that had done the work).
-    bool last = x->seq + 1 == s.parse_seq;
     shape.close = !keep || cut || (flags & WEIR_RESPOND_CLOSE) || ((flags_ & kClosing) && last);
     shape.keep_alive_10 = keep && r.version_minor == 0;
-    uint32_t reason = !keep                       ? WEIR_CLOSE_NOT_KEEP_ALIVE
+    if (shed)
+        pool_.keep_alive_cuts++;
+    uint32_t reason = !asked                      ? WEIR_CLOSE_NOT_KEEP_ALIVE
                       : (flags & WEIR_RESPOND_CLOSE) ? WEIR_CLOSE_HANDLER
+                      : shed                          ? WEIR_CLOSE_OVERLOAD
                       : (cut && !(flags_ & kClosing)) ? WEIR_CLOSE_BODY_UNREAD
                                                       : close_reason_;
     s.taken--;

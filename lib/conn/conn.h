@@ -428,6 +428,16 @@ class ConnPool {
     size_t in_use() const { return in_use_; } // states some Conn holds (tests)
     size_t kept_answer_bytes() const; // answer buffers the cached states keep (tests)
     SegPool &segments() { return segs_; }
+    // Bytes the pool's states and segments hold (in use or cached; a
+    // state's private grown buffer is not counted): the overload manager's
+    // memory reading.
+    size_t bytes() const;
+
+    // The overload manager's keep-alive switch (worker_overload.cc): while
+    // set, an answer to a keep-alive request carries Connection: close and
+    // its connection closes after it (WEIR_CLOSE_OVERLOAD), counted here.
+    bool keep_alive_off = false;
+    uint64_t keep_alive_cuts = 0;
 
   private:
     friend class Conn;

@@ -80,6 +80,10 @@ ConnPool::~ConnPool() {
 
 size_t ConnPool::cached() const { return cached_; }
 
+size_t ConnPool::bytes() const {
+    return (in_use_ + cached_) * (sizeof(Conn::State) + settings_.read_buffer_size) + segs_.bytes();
+}
+
 size_t ConnPool::kept_answer_bytes() const {
     size_t n = 0;
     for (const Conn::State *s = free_; s; s = s->next_free)

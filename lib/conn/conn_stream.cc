@@ -26,17 +26,25 @@ int Conn::stream_start(Exchange *x, int status, const weir_header_t *headers, si
     if (int rc = http1::validate_answer(status, headers, num_headers, nullptr, 0); rc < 0)
         return rc;
     const weir_request &r = x->req;
-    bool keep = (r.flags & WEIR_REQ_KEEP_ALIVE) != 0;
+    bool asked = (r.flags & WEIR_REQ_KEEP_ALIVE) != 0;
+    // The overload manager's level 1: the last request parsed closes the
+    // connection (those parsed before it are answered first, as owed; what
+    // was not parsed is left unread and the close lingers).
+    bool last = x->seq + 1 == s.parse_seq;
+    bool keep = asked && !(pool_.keep_alive_off && last);
+    bool shed = asked && !keep && !(flags & WEIR_RESPOND_CLOSE) && !(flags_ & kClosing);
     http1::ResponseShape shape;
     shape.head = r.method.len == 4 && std::memcmp(r.method.ptr, "HEAD", 4) == 0;
     http1::StreamFraming framing = http1::stream_framing(status, shape.head, r.version_minor, length != UINT64_MAX);
-    bool last = x->seq + 1 == s.parse_seq;
     bool delimits = framing == http1::StreamFraming::Close;
     bool cut = body_cut(x); // begun before its body was read: close after it
     shape.close = !keep || delimits || cut || (flags & WEIR_RESPOND_CLOSE) || ((flags_ & kClosing) && last);
     shape.keep_alive_10 = keep && !delimits && r.version_minor == 0;
-    sl.answer_reason = (!keep || delimits)            ? WEIR_CLOSE_NOT_KEEP_ALIVE
+    if (shed && !delimits)
+        pool_.keep_alive_cuts++;
+    sl.answer_reason = (!asked || delimits)           ? WEIR_CLOSE_NOT_KEEP_ALIVE
                        : (flags & WEIR_RESPOND_CLOSE)   ? WEIR_CLOSE_HANDLER
+                       : shed                            ? WEIR_CLOSE_OVERLOAD
                        : (cut && !(flags_ & kClosing)) ? WEIR_CLOSE_BODY_UNREAD
                                                         : close_reason_;
     sl.answer_closes = shape.close;

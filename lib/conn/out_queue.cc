@@ -26,6 +26,7 @@ OutSeg *SegPool::take(size_t want) {
                 return nullptr;
             s->cap = kSegCap;
             s->pooled = true;
+            bytes_ += kSegAlloc;
         }
     } else {
         if (want > UINT32_MAX - sizeof(OutSeg))
@@ -35,6 +36,7 @@ OutSeg *SegPool::take(size_t want) {
             return nullptr;
         s->cap = static_cast<uint32_t>(want);
         s->pooled = false;
+        bytes_ += sizeof(OutSeg) + want;
     }
     s->next = nullptr;
     s->len = 0;
@@ -43,6 +45,7 @@ OutSeg *SegPool::take(size_t want) {
 
 void SegPool::give(OutSeg *s) {
     if (!s->pooled || cached_ >= kKeep) {
+        bytes_ -= s->pooled ? kSegAlloc : sizeof(OutSeg) + s->cap;
         std::free(s);
         return;
     }

@@ -47,10 +47,14 @@ class SegPool {
     OutSeg *take(size_t want);
     void give(OutSeg *s);
     size_t cached() const { return cached_; }
+    // Bytes of every segment taken and not freed (in queues or cached): the
+    // overload manager's memory reading.
+    size_t bytes() const { return bytes_; }
 
   private:
     OutSeg *free_ = nullptr;
     size_t cached_ = 0;
+    size_t bytes_ = 0;
 };
 
 class OutQueue {

@@ -82,6 +82,8 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
     // luck; WEIR_DEADLINE_OFF is no window (the rates have their own off).
     if (c.rate_window_ms < 10 || c.rate_window_ms == WEIR_DEADLINE_OFF)
         return -EINVAL;
+    if (int rc = e->set_overload(c); rc < 0)
+        return rc;
     for (uint32_t i = 0; i < n; i++) {
         std::unique_ptr<Port> port;
         int prc = factory(c.backend, &port);

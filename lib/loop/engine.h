@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "conn/conn.h"
+#include "loop/overload.h"
 #include "loop/port.h"
 #include "loop/reaper.h"
 #include "loop/worker.h"
@@ -108,6 +109,15 @@ class Engine {
     // A worker's listener closed, lingered or came back: wakes pause().
     void pause_notify();
 
+    // The overload manager (engine_overload.cc): the watermarks, and the
+    // readings kept per process and per engine. Any thread.
+    const OverloadMarks &overload_marks() const { return overload_marks_; }
+    // Open descriptors, sampled at most every kOverloadFdSampleMs by
+    // whichever worker asks first after that.
+    uint64_t overload_fds(int64_t now_ms);
+    // Every worker's buffer bytes as each last published them.
+    uint64_t overload_mem() const;
+
   private:
     Engine() = default;
     weir_config cfg_{};
@@ -139,6 +149,10 @@ class Engine {
     std::atomic<uint64_t> pause_gen_{0};
     std::atomic<bool> pause_want_{false};
     uint64_t resumes_ = 0; // under mu_
+    OverloadMarks overload_marks_;
+    std::atomic<uint64_t> fds_seen_{0};
+    std::atomic<int64_t> fds_at_ms_{0}; // CLOCK_MONOTONIC ms: 0 is long ago
+    int set_overload(const weir_config &c);
     int command(bool pause, uint64_t *resumes_at);
     bool every_listener_closed() const;
 };

@@ -60,6 +60,14 @@ void metrics_sum(const WorkerMetrics *const *workers, uint32_t n, weir_metrics *
     full.proxy_untrusted = s[M_PROXY_UNTRUSTED];
     full.proxy_oversized = s[M_PROXY_OVERSIZED];
     full.proxy_timeouts = s[M_PROXY_TIMEOUTS];
+    for (uint32_t i = 0; i < n; i++)
+        if (uint64_t l = workers[i]->get(M_OVERLOAD_LEVEL); l > full.overload_level)
+            full.overload_level = l;
+    full.overload_engaged = s[M_OVERLOAD_ENGAGED];
+    full.overload_keepalive_off = s[M_OVERLOAD_KEEPALIVE_OFF];
+    full.overload_accept_shrunk = s[M_OVERLOAD_ACCEPT_SHRUNK];
+    full.overload_accept_pauses = s[M_OVERLOAD_ACCEPT_PAUSES];
+    full.overload_refused = s[M_OVERLOAD_REFUSED];
     for (uint32_t r = 0; r < WEIR_CLOSE_REASONS; r++)
         full.closes[r] = s[M_CLOSES + r];
     size_t len = out->size < sizeof full ? out->size : sizeof full;

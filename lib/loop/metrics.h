@@ -52,6 +52,15 @@ enum Metric : uint32_t {
     M_PROXY_UNTRUSTED,
     M_PROXY_OVERSIZED,
     M_PROXY_TIMEOUTS,
+    // The overload manager (worker_overload.cc). LEVEL and MEM are gauges:
+    // metrics_sum takes the highest level, and the engine sums MEM itself.
+    M_OVERLOAD_LEVEL,
+    M_OVERLOAD_ENGAGED,
+    M_OVERLOAD_KEEPALIVE_OFF,
+    M_OVERLOAD_ACCEPT_SHRUNK,
+    M_OVERLOAD_ACCEPT_PAUSES,
+    M_OVERLOAD_REFUSED,
+    M_OVERLOAD_MEM,
     M_CLOSES, // WEIR_CLOSE_REASONS entries follow
     M_COUNT = M_CLOSES + WEIR_CLOSE_REASONS,
 };
@@ -64,6 +73,7 @@ struct WorkerMetrics {
 
     // Owner thread only.
     void add(uint32_t m, uint64_t n = 1) { v[m].store(v[m].load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+    void set(uint32_t m, uint64_t n) { v[m].store(n, std::memory_order_relaxed); }
     void sub(uint32_t m, uint64_t n = 1) { v[m].store(v[m].load(std::memory_order_relaxed) - n, std::memory_order_relaxed); }
     void close(uint32_t reason) { add(M_CLOSES + (reason < WEIR_CLOSE_REASONS ? reason : WEIR_CLOSE_IO_ERROR)); }
     // Any thread.

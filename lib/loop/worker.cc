@@ -78,6 +78,7 @@ Worker::~Worker() {
 
 int Worker::init() {
     pool_ = std::make_unique<ConnPool>(engine_.settings());
+    overload_ = Overload(engine_.overload_marks());
     ready_.reserve(256);
     if (int rc = tickets_.attach(this); rc < 0)
         return rc;
@@ -165,6 +166,7 @@ void Worker::pass(int timeout_ms) {
     give_tick();
     pause_tick();
     hold_tick();
+    overload_tick();
     // The batch's connections count their header deadline from their accept,
     // not from the wait's end: a pass that served thousands of events can
     // take tens of ms, which would cut a new client that much short.
@@ -181,15 +183,17 @@ void Worker::pass(int timeout_ms) {
 // resource error, the shutdown grace and the pause linger's deadline. A pause
 // command not yet acted on makes it 0 too.
 int Worker::wait_timeout(int host_timeout_ms) {
-    if (dirty_ || retry_ || listen_door_.ready || listen_door_.owed || handoff_door_.ready || handoff_door_.owed ||
+    bool listener_due = !overload_paused_ && (listen_door_.ready || listen_door_.owed);
+    if (dirty_ || retry_ || listener_due || handoff_door_.ready || handoff_door_.owed ||
         !answers_.empty() || drops_.load(std::memory_order_relaxed) || ready_head_ < ready_.size() || (!stop_begun_ && engine_.stopping()) || pause_unseen() ||
         engine_.accept_held() != hold_ || engine_.cut_gen() != cut_seen_ || give_pending())
         return 0;
     int64_t deadline = timers_.next_deadline();
     if (listener_.state == ListenerState::Lingering && linger_deadline_ms_ < deadline)
         deadline = linger_deadline_ms_;
-    if (listen_door_.resource_wait && listen_door_.retry_at_ms < deadline)
+    if (listen_door_.resource_wait && listen_door_.retry_at_ms < deadline && !overload_paused_)
         deadline = listen_door_.retry_at_ms;
+    deadline = overload_deadline(deadline);
     if (handoff_door_.resource_wait && handoff_door_.retry_at_ms < deadline)
         deadline = handoff_door_.retry_at_ms;
     if (stop_begun_ && engine_.grace_deadline_ms() < deadline)

@@ -10,7 +10,8 @@
 // worker_conns.cc (slots, admitting, closing, detaching), worker_settle.cc
 // (settling and the port callbacks), worker_doors.cc (doors, accept,
 // hand-off), worker_answers.cc (handlers and answers), worker_stop.cc
-// (shutdown and driven polls), worker_pause.cc (the pause linger).
+// (shutdown and driven polls), worker_pause.cc (the pause linger),
+// worker_overload.cc (the overload manager's actions).
 //
 // Threading: everything here runs on the worker's owning thread except
 // wake(), post_image(), respond() from a foreign thread, and the metrics.
@@ -34,6 +35,7 @@
 #include "loop/listener_inbox.h"
 #include "loop/metrics.h"
 #include "loop/mpsc.h"
+#include "loop/overload.h"
 #include "loop/port.h"
 #include "loop/tickets.h"
 #include "loop/binding.h"
@@ -397,6 +399,12 @@ class Worker final : public ImageSink {
     void stop_tick();
     void finished_now();
 
+    // ---- the overload manager (worker_overload.cc)
+    void overload_tick();
+    void overload_accepting();
+    void overload_refuse(Slot &s);
+    int64_t overload_deadline(int64_t deadline) const;
+
     // ---- a handover's accept hold and deadline (worker_hold.cc)
     void hold_tick();
     void publish_holding();
@@ -503,6 +511,12 @@ class Worker final : public ImageSink {
     bool defer_cleared_ = false;
     std::atomic<ListenerState> pub_state_{ListenerState::None};
     std::atomic<int> pub_fd_{-1};
+
+    // The overload manager: its level, whether it paused accepting, and the
+    // keep-alive cuts (ConnPool::keep_alive_cuts) already counted.
+    Overload overload_;
+    bool overload_paused_ = false;
+    uint64_t ka_cuts_seen_ = 0;
 
     bool stop_begun_ = false;
     bool forced_ = false;

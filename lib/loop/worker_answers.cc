@@ -34,6 +34,11 @@ size_t answer_floor(const weir_header_t *h, size_t nh, size_t body_len, bool hea
 void Worker::dispatch(Slot &s) {
     Conn &c = s.conn();
     while (c.has_request()) {
+        overload_tick(); // each handed out raises the in-flight count
+        if (overload_.refusing()) {
+            overload_refuse(s);
+            continue;
+        }
         if (!tickets_.reserve() || (!inline_ && !ready_room())) {
             // Not a request can be handed out without its handle and, driven,
             // its place in the queue.

@@ -17,10 +17,14 @@
 namespace weir {
 
 void Worker::run_doors() {
-    if (!hold_ && (listener_.state == ListenerState::Active || listener_.state == ListenerState::Lingering)) {
-        BatchResult r = run_batch(listen_door_, accept_batch_, now_ms_, retry_ms_, [this] { return accept_one(accept_batch_ == 0); });
+    if (!hold_ && !overload_paused_ &&
+        (listener_.state == ListenerState::Active || listener_.state == ListenerState::Lingering)) {
+        uint32_t batch = overload_batch(overload_.level(), accept_batch_); // accept_batch_ below level 2
+        BatchResult r = run_batch(listen_door_, batch, now_ms_, retry_ms_, [this, batch] { return accept_one(batch == 0); });
         if (r.ran) {
             metrics.add(M_ACCEPT_BATCHES);
+            if (batch != accept_batch_)
+                metrics.add(M_OVERLOAD_ACCEPT_SHRUNK);
             if (r.was_owed)
                 metrics.add(M_ACCEPT_OWED);
         }

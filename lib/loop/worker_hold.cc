@@ -59,7 +59,7 @@ void Worker::hold_tick() {
         if (r.ran)
             metrics.add(M_ACCEPT_BATCHES);
         door_clear(listen_door_);
-    } else if (heard) {
+    } else if (heard && !overload_paused_) { // else the overload's resume hears it again
         int rc = port_->listen(listener_.fd);
         if (rc < 0)
             log_once(LOG_BACKEND, "handover: cannot hear the listener again");

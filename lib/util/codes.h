@@ -71,7 +71,8 @@
     X(WEIR_CLOSE_PROXY, "proxy")                                                                               \
     X(WEIR_CLOSE_REQUEST_TIMEOUT, "request_timeout")                                                           \
     X(WEIR_CLOSE_SLOW_BODY, "slow_body")                                                                       \
-    X(WEIR_CLOSE_SLOW_READER, "slow_reader")
+    X(WEIR_CLOSE_SLOW_READER, "slow_reader")                                                                   \
+    X(WEIR_CLOSE_OVERLOAD, "overload")
 
 namespace weir {
 

@@ -223,6 +223,14 @@ int weir_header_use(void) {
     cfg.rate_window_ms = 10000;
     n += (int)(cfg.request_timeout_ms == 0xFFFFFFFFu) + (int)cfg.min_body_rate + (int)cfg.min_send_rate +
          (int)cfg.rate_window_ms + WEIR_CLOSE_REQUEST_TIMEOUT + WEIR_CLOSE_SLOW_BODY + WEIR_CLOSE_SLOW_READER;
+    /* 0.4: the overload manager (config watermarks, close reason, counters). */
+    cfg.overload_inflight = cfg.overload_conns = cfg.overload_fds = cfg.overload_mem_mb = WEIR_OVERLOAD_OFF;
+    metrics.overload_level = metrics.overload_engaged = metrics.overload_keepalive_off = 0;
+    metrics.overload_accept_shrunk = metrics.overload_accept_pauses = metrics.overload_refused = 0;
+    n += (int)cfg.overload_inflight + (int)cfg.overload_conns + (int)cfg.overload_fds + (int)cfg.overload_mem_mb +
+         (WEIR_CLOSE_OVERLOAD == 24) + (int)metrics.overload_level + (int)metrics.overload_engaged +
+         (int)metrics.overload_keepalive_off + (int)metrics.overload_accept_shrunk +
+         (int)metrics.overload_accept_pauses + (int)metrics.overload_refused;
     answer.ex = exchange;
     answer.status = 200;
     answer.flags = WEIR_RESPOND_CLOSE;

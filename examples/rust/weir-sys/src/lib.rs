@@ -220,6 +220,11 @@ pub struct weir_config {
     pub min_body_rate: u32,
     pub min_send_rate: u32,
     pub rate_window_ms: u32,
+    // The overload manager (0.4): watermarks, 0 = off.
+    pub overload_inflight: u32,
+    pub overload_conns: u32,
+    pub overload_fds: u32,
+    pub overload_mem_mb: u32,
 }
 
 /// weir_config.request_timeout_ms, min_body_rate, min_send_rate (0.4): off.
@@ -228,6 +233,7 @@ pub const WEIR_DEADLINE_OFF: u32 = 0xFFFF_FFFF;
 /// weir_config.proxy_protocol (0.4).
 pub const WEIR_PROXY_OFF: u32 = 0;
 pub const WEIR_PROXY_ON: u32 = 1;
+pub const WEIR_OVERLOAD_OFF: u32 = 0;
 
 pub const WEIR_CLOSE_PEER: u32 = 0;
 pub const WEIR_CLOSE_NOT_KEEP_ALIVE: u32 = 1;
@@ -253,6 +259,7 @@ pub const WEIR_CLOSE_PROXY: u32 = 20;
 pub const WEIR_CLOSE_REQUEST_TIMEOUT: u32 = 21;
 pub const WEIR_CLOSE_SLOW_BODY: u32 = 22;
 pub const WEIR_CLOSE_SLOW_READER: u32 = 23;
+pub const WEIR_CLOSE_OVERLOAD: u32 = 24;
 pub const WEIR_CLOSE_REASONS: usize = 32;
 
 #[repr(C)]
@@ -312,6 +319,13 @@ pub struct weir_metrics {
     pub proxy_untrusted: u64,
     pub proxy_oversized: u64,
     pub proxy_timeouts: u64,
+    // The overload manager (0.4).
+    pub overload_level: u64,
+    pub overload_engaged: u64,
+    pub overload_keepalive_off: u64,
+    pub overload_accept_shrunk: u64,
+    pub overload_accept_pauses: u64,
+    pub overload_refused: u64,
 }
 
 #[repr(C)]

@@ -72,7 +72,8 @@ fn field_offsets_match_the_header() {
                       max_pipeline, header_timeout_ms, idle_timeout_ms, write_timeout_ms, body_timeout_ms, limits,
                       log, log_user, handler_timeout_ms, stream_window_bytes, stream_body_bytes, report_gone,
                       proxy_protocol, proxy_timeout_ms, proxy_trusted, proxy_max_bytes, reserved_,
-                      request_timeout_ms, min_body_rate, min_send_rate, rate_window_ms }
+                      request_timeout_ms, min_body_rate, min_send_rate, rate_window_ms,
+                      overload_inflight, overload_conns, overload_fds, overload_mem_mb }
         weir_metrics { size, workers, accepted, accept_batches, accept_owed, accept_resource_errors,
                        accept_other_errors, handoffs, handoffs_owed, connections_open, requests, responses,
                        parse_errors, continues_sent, bytes_in, bytes_out, loop_passes, closes, pause_lingers,
@@ -82,7 +83,9 @@ fn field_offsets_match_the_header() {
                        uring_cq_overflows, uring_nobufs, uring_rearms, transplant_detached,
                        transplant_adopted, transplant_refused, transplant_in_flight, transplant_received, close_lingers,
                        close_linger_cuts, uring_sq_full, proxy_v1, proxy_v2, proxy_local, proxy_missing,
-                       proxy_malformed, proxy_untrusted, proxy_oversized, proxy_timeouts }
+                       proxy_malformed, proxy_untrusted, proxy_oversized, proxy_timeouts,
+                       overload_level, overload_engaged, overload_keepalive_off, overload_accept_shrunk,
+                       overload_accept_pauses, overload_refused }
         weir_request { size, version_minor, flags, num_headers, num_trailers, reserved_, method, target, path,
                        query, host, headers, trailers, body, connection_id, body_length }
         weir_answer_t { ex, status, flags, headers, num_headers, body, body_len, result, reserved_ }
@@ -182,6 +185,8 @@ fn constants_match_the_header() {
         WEIR_CLOSE_ABORTED,
         WEIR_CLOSE_HANDOVER,
         WEIR_CLOSE_PROXY,
+        WEIR_CLOSE_OVERLOAD,
+        WEIR_OVERLOAD_OFF,
         WEIR_PROXY_OFF,
         WEIR_PROXY_ON,
         WEIR_CLOSE_REASONS,

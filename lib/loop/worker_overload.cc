@@ -1,0 +1,98 @@
+// The overload manager in the loop (issue 32; overload.h has the levels,
+// docs/reliability.md "Overload" the figures). The decision is per worker:
+// its in-flight exchanges and connections are its own, the descriptors the
+// process's and the buffer memory the engine's (engine_overload.cc). It is
+// re-made every pass before the doors and before each request is handed
+// out, so a burst parsed in one pass cannot overshoot the in-flight
+// watermark by more than the requests of one connection's read.
+#include "loop/engine.h"
+#include "loop/worker.h"
+
+namespace weir {
+
+namespace {
+
+// With a level held, the wait re-checks at least this often: descriptors and
+// memory can fall without an event on this worker (another worker or the
+// host frees them), and a paused listener reports nothing.
+constexpr int64_t kOverloadRecheckMs = 100;
+
+} // namespace
+
+void Worker::overload_tick() {
+    const OverloadMarks &m = overload_.marks();
+    if (!m.any())
+        return;
+    if (uint64_t c = pool_->keep_alive_cuts; c != ka_cuts_seen_) {
+        metrics.add(M_OVERLOAD_KEEPALIVE_OFF, c - ka_cuts_seen_);
+        ka_cuts_seen_ = c;
+    }
+    OverloadReadings r;
+    r.inflight = tickets_.issued_now();
+    r.conns = live_count_;
+    if (m.fds)
+        r.fds = engine_.overload_fds(now_ms_);
+    if (m.mem) {
+        metrics.set(M_OVERLOAD_MEM, pool_->bytes());
+        r.mem = engine_.overload_mem();
+    }
+    uint8_t was = overload_.level();
+    uint64_t engaged = overload_.engaged();
+    if (overload_.update(r) == was)
+        return;
+    metrics.add(M_OVERLOAD_ENGAGED, overload_.engaged() - engaged);
+    metrics.set(M_OVERLOAD_LEVEL, overload_.level());
+    pool_->keep_alive_off = overload_.keep_alive_off();
+    overload_accepting();
+}
+
+// Paused, the listener stays open and unheard, as the handover's hold keeps
+// it (worker_hold.cc): a client arriving meanwhile waits in the kernel's
+// queue (or, past the backlog, its SYN is retried by its kernel) instead of
+// being accepted only to be dropped; io_uring's multishot accept is
+// cancelled, so it takes nothing more either. What the backend had already
+// taken stays for the door, admitted on resume.
+void Worker::overload_accepting() {
+    bool want = overload_.accept_paused();
+    if (want == overload_paused_)
+        return;
+    overload_paused_ = want;
+    bool heard = !hold_ && listener_.fd >= 0 &&
+                 (listener_.state == ListenerState::Active || listener_.state == ListenerState::Lingering);
+    if (want) {
+        metrics.add(M_OVERLOAD_ACCEPT_PAUSES);
+        if (heard)
+            port_->unlisten(listener_.fd);
+        return;
+    }
+    if (heard) {
+        // Already heard again when a pause's resume reopened it meanwhile:
+        // then the port refuses a second registration, and nothing is lost.
+        port_->listen(listener_.fd);
+        listen_door_.ready = true; // the queue filled while unheard: no edge will say so
+    }
+}
+
+// Level 4: the request is answered here, never handed out. keep-alive is
+// off at this level, so the last request parsed closes its connection after
+// its 503 (WEIR_CLOSE_OVERLOAD), lingering when input was left unread.
+void Worker::overload_refuse(Slot &s) {
+    static const weir_header_t kRetry[] = {
+        {{"Retry-After", 11}, {"1", 1}}, // seconds: the host is behind now, not for long
+    };
+    Conn &c = s.conn();
+    Exchange *x = c.take_request();
+    x->user = &s;
+    c.respond(x, 503, kRetry, 1, nullptr, 0, 0);
+    metrics.add(M_OVERLOAD_REFUSED);
+    mark_dirty(s);
+}
+
+int64_t Worker::overload_deadline(int64_t deadline) const {
+    if (overload_.level() == OVERLOAD_NONE)
+        return deadline;
+    int64_t at = mono_ms() + kOverloadRecheckMs;
+    return at < deadline ? at : deadline;
+}
+
+} // namespace weir
