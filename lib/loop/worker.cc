@@ -154,10 +154,13 @@ void Worker::pass(int timeout_ms) {
     now_ms_ = mono_ms();
     metrics.add(M_LOOP_PASSES);
     drain_answers();
-    if (ImageSink *t = transplant_to_.load(std::memory_order_acquire); t != transplant_seen_) {
-        transplant_seen_ = t; // a new command: weir_engine_transplant, or its end (nullptr)
-        detach_all_to(t);
-    }
+    auto transplant_tick = [this] {
+        if (ImageSink *t = transplant_to_.load(std::memory_order_acquire); t != transplant_seen_) {
+            transplant_seen_ = t; // a new command: weir_engine_transplant, or its end (nullptr)
+            detach_all_to(t);
+        }
+    };
+    transplant_tick();
     retry_reads();
     expire_timers();
     if (!stop_begun_ && engine_.stopping())
@@ -165,6 +168,12 @@ void Worker::pass(int timeout_ms) {
     flush();
     give_tick();
     pause_tick();
+    // Again, before the next wait can run a handler: a switch stores its
+    // transplant before its give and pause, so a give or pause acted on
+    // above (whose waiter may already let clients send) comes with its
+    // transplant seen here, not one pass late — when this engine would
+    // have served the next requests itself.
+    transplant_tick();
     hold_tick();
     overload_tick();
     // The batch's connections count their header deadline from their accept,
