@@ -325,9 +325,20 @@ typedef struct weir_engine weir_engine;     /* one backend, N workers           
 typedef struct weir_worker weir_worker;     /* one loop; owned by its engine     */
 typedef struct weir_exchange weir_exchange; /* one request and its response      */
 
-/* weir_config.backend */
+/* weir_config.backend. The values are dense from 1: a loop over
+ * weir_backend_name(1), (2), ... until NULL lists every backend this library
+ * has (the kernel may still refuse one: weir_engine_create's
+ * WEIR_E_UNAVAILABLE). */
 #define WEIR_BACKEND_EPOLL 1
 #define WEIR_BACKEND_URING 2
+
+/* A backend's short name ("epoll", "uring"), the one weir-demo's --backend
+ * and the test runners' WEIR_TEST_BACKEND take; NULL for a value that names
+ * no backend of this library. Static; any thread. (0.4) */
+WEIR_API const char *weir_backend_name(uint32_t backend);
+/* The WEIR_BACKEND_* value named name (exact, case-sensitive), or -EINVAL
+ * for NULL or a name no backend has. Any thread. (0.4) */
+WEIR_API int weir_backend_by_name(const char *name);
 
 /* weir_config.mode */
 #define WEIR_MODE_INLINE 1 /* weir_engine_start runs each worker; on_request is called on it */

@@ -22,7 +22,7 @@ typedef struct adaptive {
     weir_adaptive_config cfg; /* in force, for SIGHUP's controller.config.* lines */
 } adaptive;
 
-static const char *demo_backend_name(uint32_t b) { return b == WEIR_BACKEND_URING ? "uring" : "epoll"; }
+static const char *demo_backend_name(uint32_t b) { return weir_backend_name(b) ? weir_backend_name(b) : "?"; }
 
 /* Creates, listens, starts and pauses the standby on the active engine's
  * port, then the pair over both; ctl NULL: no controller. Returns 0 or an

@@ -278,10 +278,11 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
             if (demo_addr(o, v) != 0)
                 return demo_bad("bad --addr (want HOST:PORT)", v);
         } else if (!strcmp(f, "--backend")) {
-            if (!strcmp(v, "epoll"))
-                o->cfg.backend = WEIR_BACKEND_EPOLL;
-            else if (!strcmp(v, "uring"))
-                o->cfg.backend = WEIR_BACKEND_URING;
+            /* The names are the library's (weir_backend_by_name), so a new
+             * backend needs no change here. */
+            int id = weir_backend_by_name(v);
+            if (id > 0)
+                o->cfg.backend = (uint32_t)id;
             else if (!strcmp(v, "auto"))
                 o->backend_auto = 1, o->cfg.backend = WEIR_BACKEND_URING;
             else

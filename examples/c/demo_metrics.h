@@ -40,7 +40,7 @@ static void demo_print_engine_metrics(const weir_metrics *m) {
     F(pause_drain_accepted);
     F(pause_reopens);
     F(pause_reopen_errors);
-    printf("backend %s\n", m->backend == WEIR_BACKEND_URING ? "uring" : "epoll");
+    printf("backend %s\n", weir_backend_name(m->backend) ? weir_backend_name(m->backend) : "?");
     if (m->backend == WEIR_BACKEND_URING) {
         printf("uring_tier %s\n", weir_uring_tier_name(m->uring_tier));
         for (unsigned i = 0; i < WEIR_URING_F_COUNT; i++) {

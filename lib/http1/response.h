@@ -1,12 +1,12 @@
 // The HTTP/1.1 response writer (pure): status line, Date, framing headers,
 // the caller's headers and the body, serialized into an output: a Bytes
-// buffer (an answer kept until its turn) or a connection's OutQueue.
+// buffer (an answer kept until its turn) or a connection's OutQueue, which
+// this header does not name (see write_response).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "conn/out_queue.h"
 #include "util/bytes.h"
 #include "weir.h"
 
@@ -24,8 +24,11 @@ struct ResponseShape {
     bool keep_alive_10 = false; // HTTP/1.0 client that asked for keep-alive: say so
 };
 
-// Appends the whole response. false on allocation failure. Out is Bytes or
-// OutQueue (both instantiated in response.cc).
+// Appends the whole response. false on allocation failure. Out is Bytes
+// (instantiated in response.cc) or a connection's OutQueue (instantiated on
+// the queue's side, conn/out_queue_response.cc: http1/ includes nothing of
+// conn/). Any output with append/reserve_more can be added the same way
+// (response_write.h).
 template <class Out>
 bool write_response(Out &out, int status, const weir_header_t *headers, size_t num_headers, const void *body,
                     size_t body_len, const ResponseShape &shape);

@@ -90,7 +90,7 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
         if (prc == WEIR_E_UNAVAILABLE) {
             char msg[200];
             std::snprintf(msg, sizeof msg, "backend %s unavailable: %s",
-                          c.backend == WEIR_BACKEND_URING ? "io_uring" : "?", backend_unavailable_reason(c.backend));
+                          backend_long_name(c.backend), backend_unavailable_reason(c.backend));
             e->log_once(LOG_BACKEND, WEIR_LOG_ERROR, msg);
         }
         if (prc < 0)

@@ -108,9 +108,13 @@ class Port {
 // The one factory: the port of a backend (WEIR_BACKEND_*). Returns 0 and
 // *out, -EINVAL (unknown backend), WEIR_E_UNAVAILABLE (not in this build or
 // refused by this kernel), -ENOMEM. Tests pass their own to Engine::create.
+// These three are defined by the backends' table (lib/backends/registry.cc):
+// the loop names the factory, never a backend.
 using PortFactory = int (*)(uint32_t backend, std::unique_ptr<Port> *out);
 int make_port(uint32_t backend, std::unique_ptr<Port> *out);
 // Why make_port answered WEIR_E_UNAVAILABLE (a static string).
 const char *backend_unavailable_reason(uint32_t backend);
+// What logs call a backend ("io_uring"); "?" for none.
+const char *backend_long_name(uint32_t backend);
 
 } // namespace weir

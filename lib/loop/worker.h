@@ -6,12 +6,28 @@
 // does the I/O and reports back through the port callbacks below. See
 // docs/engine.md for the pass order and a connection's life.
 //
-// The worker is carved by concern: worker.cc (the pass, the wait, the wake),
-// worker_conns.cc (slots, admitting, closing, detaching), worker_settle.cc
-// (settling and the port callbacks), worker_doors.cc (doors, accept,
-// hand-off), worker_answers.cc (handlers and answers), worker_stop.cc
-// (shutdown and driven polls), worker_pause.cc (the pause linger),
-// worker_overload.cc (the overload manager's actions).
+// The worker is carved by concern, one file each (the protocol seam in
+// docs/DESIGN.md §2b says which of them move to the protocol's side):
+//   the loop        worker.cc (the pass, the wait, the wake),
+//                   worker_settle.cc (settling, the port's callbacks),
+//                   worker_conns.cc (slots, admitting, closing, detaching),
+//                   worker_doors.cc (doors, accept, hand-off),
+//                   worker_binding.cc (the deadlines that bind),
+//                   worker_stop.cc (shutdown, the driven poll),
+//                   worker_pause.cc (the pause linger),
+//                   worker_give.cc (the listener a switch moves),
+//                   worker_hold.cc (a hot upgrade's hold and cut),
+//                   worker_overload.cc (the overload manager's actions);
+//   HTTP/1 answers  worker_answers.cc (handlers, the answer queue),
+//                   worker_exchange.cc (capi's entry points, by ticket),
+//                   worker_stream.cc (streamed answers),
+//                   worker_file.cc (file answers),
+//                   worker_interim.cc (1xx answers),
+//                   worker_body.cc (streamed request bodies),
+//                   worker_upgrade.cc (101 and the connection for the host).
+// Its pieces: slot.h (a connection's place), image_sink.h (images and
+// where they go), ledger.h (transplant's ledger), exchange_api.h (capi's
+// exchange entry points).
 //
 // Threading: everything here runs on the worker's owning thread except
 // wake(), post_image(), respond() from a foreign thread, and the metrics.
@@ -31,12 +47,15 @@
 #include "conn/conn.h"
 #include "loop/answer.h"
 #include "loop/doors.h"
+#include "loop/exchange_api.h"
+#include "loop/image_sink.h"
 #include "loop/listener.h"
 #include "loop/listener_inbox.h"
 #include "loop/metrics.h"
 #include "loop/mpsc.h"
 #include "loop/overload.h"
 #include "loop/port.h"
+#include "loop/slot.h"
 #include "loop/tickets.h"
 #include "loop/binding.h"
 #include "loop/timers.h"
@@ -49,96 +68,8 @@ class Worker;
 // Slots are made in chunks of this many.
 inline constexpr uint32_t kSlotChunk = 64;
 
-// Transplant's ledger, kept by the source engine and shared with the images
-// it sent (the target counts into it from its own thread; an image may
-// outlive its source engine).
-struct Ledger {
-    std::atomic<uint64_t> adopted{0};
-    std::atomic<uint64_t> refused{0};
-    // The way back for an image the target refuses: its source worker, while
-    // the source engine lives. The destructor clears source_alive under mu,
-    // so no image is posted to a worker that is going away.
-    std::mutex mu;
-    bool source_alive = true;
-};
-
-struct ImageNode;
-
-// Where a worker's detached connections go: another worker (a transplant),
-// or a hot upgrade's sender, which takes them out of the process
-// (lib/handover/). Any thread calls post_image.
-class ImageSink {
-  public:
-    virtual void post_image(ImageNode *n) = 0;
-    // A worker: the image is a transplant's (its ledger counts it).
-    virtual bool transplant_target() const { return true; }
-    // A listeners-only handover: a connection closes at its request
-    // boundary (WEIR_CLOSE_HANDOVER) instead of leaving.
-    virtual bool closes_at_boundary() const { return false; }
-
-  protected:
-    ~ImageSink() = default;
-};
-
-// A connection image on its way to a worker's hand-off door.
-struct ImageNode : MpscNode {
-    ConnImage img;
-    std::shared_ptr<Ledger> ledger; // a transplant's image; null for a sibling's hand-off
-    Worker *from = nullptr;         // where it was detached: where a refusal or a return goes
-    bool refused = false;           // given back by the target: the source closes it
-    uint32_t close_reason = 0;      // given back to be closed, counted so (a handover's)
-    uint64_t seq = 0;               // a handover's sequence number
-};
-
 // weir_config's binding deadlines, WEIR_DEADLINE_OFF as 0 (worker_binding.cc).
 BindLimits bind_limits_of(const weir_config &c);
-
-// One connection's place in its worker. Slots live in fixed chunks so their
-// addresses (given to the backend as operation tags and to exchanges as
-// Exchange::user) never move.
-struct Slot {
-    alignas(Conn) unsigned char mem[sizeof(Conn)];
-    Conn &conn() { return *std::launder(reinterpret_cast<Conn *>(mem)); }
-
-    Worker *worker = nullptr; // fixed at creation: foreign threads read it
-    int fd = -1;              // -1: closed or released (a zombie while anything is out)
-    uint16_t ops = 0;         // kernel operations in flight that name this slot
-    bool in_use = false;
-    bool dirty = false;        // on the worker's settle list
-    bool input_paused = false; // the Conn had no room: the port waits for want_read()
-    bool retry_queued = false;
-    bool eof = false;
-    bool broken = false;       // a read or write error: close once settled
-    bool activity = false;     // bytes moved since the last settle
-    bool progress = false;     // output bytes written since the last settle
-    bool answered = false;     // an answer was applied since the last settle (handler timer)
-    std::atomic<bool> gone{false}; // fd closed: foreign answers are dropped
-    std::atomic<bool> peer_left{false}; // the peer's FIN (or a read error) came: weir_exchange_gone
-    bool gone_reported = false;    // cfg.report_gone: what was out has been handed back
-    Conn::ProxyResult proxy_counted = Conn::ProxyResult::None; // the PROXY outcome metrics hold (fold)
-    TimerNode timer;
-    Binding bind;             // the deadlines that bind (binding.h, worker_binding.cc)
-    Slot *next_dirty = nullptr;
-    Slot *prev_dirty = nullptr;
-    Slot *next_retry = nullptr;
-    Slot *live_prev = nullptr;
-    Slot *live_next = nullptr;
-    Slot *next_free = nullptr;
-    ImageNode *leaving = nullptr; // detached: handed over once no operation is in flight
-    ImageSink *leaving_to = nullptr;
-    uint64_t upgrade_handle = 0;  // answered 101: leaves for the host (worker_upgrade.cc)
-    uint64_t body_handle = 0;     // the host waits for this exchange's body (worker_body.cc)
-    sockaddr_storage peer{};
-    socklen_t peer_len = 0;
-    Conn::Counters folded{};
-    alignas(8) unsigned char port[kPortSlotBytes]; // the backend's own (port_state)
-};
-
-// The backend's view of its part of a slot.
-template <class T> T &port_state(Slot &s) {
-    static_assert(sizeof(T) <= kPortSlotBytes && alignof(T) <= 8, "grow kPortSlotBytes");
-    return *std::launder(reinterpret_cast<T *>(s.port));
-}
 
 // Kinds of failure logged once per engine.
 enum LogKind : uint32_t {
@@ -153,29 +84,6 @@ enum LogKind : uint32_t {
     LOG_PAUSE_REOPEN,
     LOG_KINDS
 };
-
-// The exchange entry points behind capi/ (worker_exchange.cc): each resolves
-// the host's handle through its ticket (loop/tickets.h) first.
-int exchange_respond(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, const void *body,
-                     size_t len, uint32_t flags);
-int exchange_defer(weir_exchange *ex);
-int exchange_stream_start(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, uint64_t length,
-                          uint32_t flags);
-int exchange_stream_write(weir_exchange *ex, const void *p, size_t n);
-int exchange_stream_end(weir_exchange *ex, const weir_header_t *tr, size_t nt);
-int64_t exchange_stream_room(weir_exchange *ex);
-int exchange_stream_abort(weir_exchange *ex);
-int exchange_upgrade(weir_exchange *ex, const weir_header_t *h, size_t nh, bool raw);
-int exchange_upgrade_take(weir_exchange *ex, int *fd, void *buf, size_t cap, size_t *len);
-int exchange_respond_file(weir_exchange *ex, int status, const weir_header_t *h, size_t nh, int fd,
-                          uint64_t off, uint64_t len, uint32_t flags);
-int64_t exchange_body_read(weir_exchange *ex, void *buf, size_t cap);
-int exchange_interim(weir_exchange *ex, int status, const weir_header_t *h, size_t nh);
-const weir_request *exchange_request(weir_exchange *ex);
-int exchange_peer(weir_exchange *ex, sockaddr_storage *ss, socklen_t *len);
-// The worker a live handle belongs to, or null (tests).
-Worker *exchange_worker(weir_exchange *ex);
-int exchange_gone(weir_exchange *ex);
 
 class Worker final : public ImageSink {
   public:

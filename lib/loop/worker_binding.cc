@@ -1,6 +1,7 @@
 // The deadlines that bind, on the worker: each settle reads a connection's
 // clocks (binding.h) and keeps its tick armed while some clock charges it;
 // the tick judges them and cuts a client that spent its budget.
+#include "loop/session.h"
 #include "loop/worker.h"
 
 namespace weir {
@@ -23,7 +24,7 @@ BindLimits bind_limits_of(const weir_config &c) {
 void Worker::bind_settle(Slot &s, ConnWait w) {
     if (!bind_limits_.any())
         return;
-    s.bind.observe(w, s.conn().reading(), now_ms_);
+    s.bind.observe(w, session_reading(s.conn()), now_ms_);
     if (!bind_limits_.charges(w))
         timers_.disarm(s.bind.tick);
     else if (!timers_.armed(s.bind.tick))
@@ -35,26 +36,16 @@ void Worker::bind_expired(Slot &s) {
         return;
     Conn &c = s.conn();
     ConnWait w = c.wait();
-    s.bind.observe(w, c.reading(), now_ms_);
-    switch (s.bind.judge(bind_limits_)) {
-    case BindCut::Request:
-        // 408 where no answer to the request has begun; a streamed body's
-        // request is out with the host: its body read says -ETIMEDOUT, the
-        // host answers, and the connection closes after it (Conn::close).
-        c.expire_input(WEIR_CLOSE_REQUEST_TIMEOUT);
-        mark_dirty(s);
+    s.bind.observe(w, session_reading(c), now_ms_);
+    BindCut cut = s.bind.judge(bind_limits_);
+    if (cut != BindCut::None) {
+        // What a cut means is the session's (session.h): a 408 it then
+        // settles, or a close the loop makes now.
+        if (uint32_t reason = session_cut(c, cut))
+            close_conn(s, reason);
+        else
+            mark_dirty(s);
         return;
-    case BindCut::SlowBody:
-        c.expire_input(WEIR_CLOSE_SLOW_BODY);
-        mark_dirty(s);
-        return;
-    case BindCut::SlowReader:
-        // Part of an answer has left: nothing more can be said to it.
-        c.close(WEIR_CLOSE_SLOW_READER);
-        close_conn(s, WEIR_CLOSE_SLOW_READER);
-        return;
-    case BindCut::None:
-        break;
     }
     if (bind_limits_.charges(w))
         timers_.arm(s.bind.tick, TimerKind::Bind, now_ms_);

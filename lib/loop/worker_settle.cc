@@ -9,34 +9,12 @@
 
 #include "loop/engine.h"
 #include "loop/linger.h"
+#include "loop/session.h"
 #include "loop/sock_ops.h"
 #include "loop/worker.h"
 
 namespace weir {
 
-namespace {
-
-TimerKind timer_for(ConnWait w) {
-    switch (w) {
-    case ConnWait::FirstByte: // one deadline from the start to the end of the head
-    case ConnWait::Head:
-        return TimerKind::Head;
-    case ConnWait::Body:
-        return TimerKind::Body;
-    case ConnWait::Idle:
-        return TimerKind::Idle;
-    case ConnWait::Output:
-        return TimerKind::Output;
-    case ConnWait::Handler:
-        return TimerKind::Handler;
-    case ConnWait::Proxy: // one deadline from the accept to the PROXY header's end
-        return TimerKind::Proxy;
-    default:
-        return TimerKind::None;
-    }
-}
-
-} // namespace
 
 void Worker::mark_dirty(Slot &s) {
     if (s.dirty || &s == settling_)
@@ -116,7 +94,7 @@ void Worker::settle(Slot &s) {
         } else if (s.upgrade_handle && c.upgrade_ready()) {
             upgrade_detach(s);
         } else {
-            TimerKind k = timer_for(w);
+            TimerKind k = session_timer(w);
             // The head's deadline is one for the whole head (a trickle must not
             // extend it); a body's is a wait between reads, so an upload that
             // keeps coming is never cut however long it takes.
@@ -178,28 +156,19 @@ void Worker::expire_timers() {
             expire_handlers(s);
             continue;
         }
-        if (timer_for(s.conn().wait()) != k) {
+        if (session_timer(s.conn().wait()) != k) {
             // This pass's events moved the connection on (its head completed,
             // its output drained, its next request began) before its settle
             // re-armed the timer: the deadline was met, settle arms the next.
             mark_dirty(s);
             continue;
         }
-        if (k == TimerKind::Proxy) {
-            s.conn().expire_proxy(); // 408 for part of a header, silence for none
+        // The session's own deadline: what passing it means is its
+        // protocol's (session.h); closing is the loop's.
+        if (uint32_t reason = session_expire(s.conn(), k))
+            close_conn(s, reason);
+        else
             mark_dirty(s);
-            continue;
-        }
-        if (k == TimerKind::Head || k == TimerKind::Body) {
-            // 408 for a head or body that started (written, then closed), a
-            // silent close for a connection that never sent a byte.
-            s.conn().expire_input(k == TimerKind::Body ? WEIR_CLOSE_BODY_TIMEOUT : WEIR_CLOSE_HEADER_TIMEOUT);
-            mark_dirty(s);
-            continue;
-        }
-        uint32_t reason = k == TimerKind::Idle ? WEIR_CLOSE_IDLE_TIMEOUT : WEIR_CLOSE_WRITE_TIMEOUT;
-        s.conn().close(reason);
-        close_conn(s, reason);
     }
 }
 

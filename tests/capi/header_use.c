@@ -204,6 +204,10 @@ int weir_header_use(void) {
          (int)ad_cfg.interval_ms + (int)ad_st.size + WEIR_ADAPTIVE_NONE + WEIR_ADAPTIVE_STEADY + WEIR_ADAPTIVE_HOLD +
          WEIR_ADAPTIVE_LOCKOUT + WEIR_ADAPTIVE_COOLDOWN + WEIR_ADAPTIVE_ERRORS + WEIR_ADAPTIVE_UP +
          WEIR_ADAPTIVE_DOWN + WEIR_ADAPTIVE_REASON_COUNT;
+    /* 0.4: the backends' names (one table; issue 31). */
+    const char *(*f_backend_name)(uint32_t) = weir_backend_name;
+    int (*f_backend_by_name)(const char *) = weir_backend_by_name;
+    n += (f_backend_name != 0) + (f_backend_by_name != 0);
     /* 0.4: no body limit (weir_http1_limits.max_body). */
     n += (WEIR_BODY_UNLIMITED == UINT64_MAX);
     /* 0.4: the PROXY protocol (config fields, close reason, counters). */

@@ -4,6 +4,7 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 B=${B:-build}
+source tests/scripts/backends.bash # cwd: the root (above)
 TMP=$(mktemp -d)
 SERVER_PID=
 PORT=

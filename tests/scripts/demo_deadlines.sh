@@ -52,7 +52,7 @@ print(status, end, int((time.time() - t0) * 1000))
 PY
 }
 
-for backend in epoll uring; do
+for backend in $BACKENDS; do
     ALLOW_UNAVAILABLE=1 start_server "$B/bin/weir-demo" --addr 127.0.0.1:0 --backend "$backend" --workers 1 \
         --header-timeout-ms 20000 --request-timeout-ms 400 --min-body-rate 100 --min-send-rate 100 \
         --no-defer-accept || continue

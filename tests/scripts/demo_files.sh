@@ -15,7 +15,7 @@ head -c $((9 << 20)) /dev/urandom >"$TMP/static/big.bin"
 printf '<p>hello, files</p>\n' >"$TMP/static/page.html"
 echo secret >"$TMP/outside/secret"
 ln -s "$TMP/outside/secret" "$TMP/static/link"
-for run in epoll:inline epoll:driven epoll:deferred uring:inline uring:driven uring:deferred; do
+for run in $(backend_modes inline driven deferred); do
     backend=${run%%:*} mode=${run#*:}
     if ! ALLOW_UNAVAILABLE=1 start_server "$B/bin/weir-demo" --addr 127.0.0.1:0 --backend "$backend" \
         --mode "$mode" --workers 2 --static "$TMP/static"; then

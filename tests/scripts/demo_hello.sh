@@ -5,7 +5,7 @@
 # then SIGTERM exits 0.
 source "$(dirname "$0")/demo_common.bash"
 need_bin "$B/bin/weir-demo"
-for run in epoll:inline epoll:driven epoll:deferred uring:inline uring:driven uring:deferred auto:inline; do
+for run in $(backend_modes inline driven deferred) auto:inline; do
     backend=${run%%:*} mode=${run#*:}
     if ! ALLOW_UNAVAILABLE=1 start_server "$B/bin/weir-demo" --addr 127.0.0.1:0 --backend "$backend" \
         --mode "$mode" --workers 2; then

@@ -56,7 +56,7 @@ status_of() {
     exec 3<&-
     echo "${line#HTTP/1.1 }" | cut -d' ' -f1
 }
-for backend in epoll uring; do
+for backend in $BACKENDS; do
     ALLOW_UNAVAILABLE=1 start_server "$B/bin/weir-demo" --addr 127.0.0.1:0 --backend "$backend" --app echo \
         --max-body 1048576 --upload-max-bytes 1000 || continue
     big='POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 99999999999\r\nExpect: 100-continue\r\n\r\n'

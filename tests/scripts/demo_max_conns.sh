@@ -11,7 +11,7 @@ need_bin "$B/bin/weir-demo"
 # and fail the pipe under pipefail (it did under SAN=1).
 help=$("$B/bin/weir-demo" --help 2>&1) || true
 grep -q -- '--max-connections N' <<<"$help" || fail "--help does not document --max-connections"
-for backend in epoll uring; do
+for backend in $BACKENDS; do
     ALLOW_UNAVAILABLE=1 start_server "$B/bin/weir-demo" --addr 127.0.0.1:0 --backend "$backend" --workers 1 \
         --max-connections 1 --no-defer-accept || continue
     exec 3<>"/dev/tcp/127.0.0.1/$PORT"

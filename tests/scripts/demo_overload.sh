@@ -16,7 +16,7 @@ for bad in 'inflight=x' 'bogus=1' 'inflight' 'conns=-1' 'mem_mb=99999999999'; do
     [[ $rc -eq 2 ]] || fail "--overload '$bad': exit $rc, want 2"
     grep -q 'bad --overload' <<<"$err" || fail "--overload '$bad': no clear error ($err)"
 done
-for backend in epoll uring; do
+for backend in $BACKENDS; do
     ALLOW_UNAVAILABLE=1 start_server "$B/bin/weir-demo" --addr 127.0.0.1:0 --backend "$backend" --workers 1 \
         --overload inflight=64,conns=100,fds=4000,mem_mb=256 || continue
     code=$(fetch /) || fail "$backend: curl failed (exit $?)"

@@ -30,7 +30,7 @@ has_v6() { python3 -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind((
 # metric NAME: its value in the last SIGHUP block.
 metric() { sed -n "s/^$1 \([0-9]*\)$/\1/p" "$TMP/server.out" | tail -n 1; }
 
-for backend in epoll uring; do
+for backend in $BACKENDS; do
     ALLOW_UNAVAILABLE=1 start_server "$B/bin/weir-demo" --addr 127.0.0.1:0 --backend "$backend" --app echo \
         --proxy-protocol --proxy-trusted 127.0.0.1/32,::1 --proxy-timeout-ms 3000 ||
         { echo "$backend: not available on this kernel, skipped"; continue; }

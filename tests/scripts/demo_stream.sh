@@ -44,7 +44,7 @@ if body != want:
 PY
 }
 
-for run in epoll:inline epoll:driven epoll:deferred uring:inline uring:driven uring:deferred; do
+for run in $(backend_modes inline driven deferred); do
     backend=${run%%:*} mode=${run#*:}
     if ! ALLOW_UNAVAILABLE=1 start_server "$B/bin/weir-demo" --addr 127.0.0.1:0 --backend "$backend" \
         --mode "$mode" --workers 2; then

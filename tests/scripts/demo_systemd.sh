@@ -64,7 +64,7 @@ want() { # "what" LHS OP RHS
     (($2 $3 $4)) || fail "$CASE: $1: $2 $3 $4 does not hold"
 }
 
-for be in epoll uring; do
+for be in $BACKENDS; do
     if ! "$B/tests/support/backend_probe" "$be" >/dev/null 2>&1; then
         echo "$be: backend not available here; its arms are not run"
         continue

@@ -43,7 +43,7 @@ upload_rss() {
     UP_OUT=$(cat "$TMP/up.out")
 }
 
-for backend in epoll uring; do
+for backend in $BACKENDS; do
     if ! ALLOW_UNAVAILABLE=1 start_server "$B/bin/weir-demo" --addr 127.0.0.1:0 --backend "$backend" --workers 1; then
         echo "$backend: backend not available: $(head -n 1 "$TMP/server.err")"
         continue
@@ -58,7 +58,7 @@ for backend in epoll uring; do
     [[ $STOP_RC == 0 ]] || fail "$backend: exit status $STOP_RC after SIGTERM"
 done
 
-for run in epoll:inline epoll:driven epoll:deferred uring:inline uring:driven uring:deferred; do
+for run in $(backend_modes inline driven deferred); do
     backend=${run%%:*} mode=${run#*:}
     ALLOW_UNAVAILABLE=1 start_server "$B/bin/weir-demo" --addr 127.0.0.1:0 --backend "$backend" \
         --mode "$mode" --workers 2 || continue

@@ -6,7 +6,7 @@
 source "$(dirname "$0")/demo_common.bash"
 need_bin "$B/bin/weir-demo"
 command -v python3 >/dev/null || { echo "skip: python3 needed"; exit 77; }
-for run in epoll:inline epoll:driven epoll:deferred uring:inline uring:driven uring:deferred; do
+for run in $(backend_modes inline driven deferred); do
     backend=${run%%:*} mode=${run#*:}
     if ! ALLOW_UNAVAILABLE=1 start_server "$B/bin/weir-demo" --addr 127.0.0.1:0 --backend "$backend" \
         --mode "$mode" --workers 2; then

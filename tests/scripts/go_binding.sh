@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${B:-build}
 SAN=${SAN:-0}
+source tests/scripts/backends.bash # BACKENDS: the library's own list
 command -v go >/dev/null || { echo "go not found: Go binding not tested"; exit 77; }
 [[ $SAN == tsan ]] && { echo "TSAN=1: Go's race detector (go test -race, in the plain pass) has a TSan runtime of its own, which cannot share a process with the libtsan a TSan-built libweir loads"; exit 77; }
 if [[ $SAN == 1 ]]; then
@@ -33,7 +34,7 @@ go vet ./...
 go vet -tags weir_escape ./...
 # Every test on each backend (helpers_test.go's testBackend); a kernel
 # without io_uring skips the io_uring pass's tests one by one.
-for backend in epoll uring; do
+for backend in $BACKENDS; do
     echo "== go test -race ($backend)"
     WEIR_TEST_BACKEND=$backend go test -race -timeout 300s ./...
 done

@@ -16,6 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=${B:-build}
 SAN=${SAN:-0}
+source tests/scripts/backends.bash # BACKENDS: the library's own list
 command -v go >/dev/null || { echo "go not found"; exit 77; }
 [[ $SAN == tsan ]] && { echo "TSAN=1: Go's race detector (go test -race, in the plain pass) has a TSan runtime of its own, which cannot share a process with the libtsan a TSan-built libweir loads"; exit 77; }
 [[ $SAN == 1 ]] && { echo "Go binding runs against the plain build only"; exit 77; }
@@ -60,7 +61,7 @@ go mod edit -replace "github.com/goceleris/celeris=$work/celeris" "$work/go.mod"
 timeout 300 go mod download -modfile="$work/go.mod" golang.org/x/net golang.org/x/sys golang.org/x/text
 echo "== go vet"
 go vet -modfile="$work/go.mod" ./...
-for backend in epoll uring; do
+for backend in $BACKENDS; do
     echo "== go test -race ($backend)"
     WEIR_TEST_BACKEND=$backend go test -modfile="$work/go.mod" -race -count=1 -timeout 300s ./...
 done
@@ -90,7 +91,7 @@ drop celeris-integration-weir.go.in test/integration zz_weir_engines_test.go
 manifest=$work/runs.tsv
 : > "$manifest"
 start=$SECONDS
-for backend in epoll uring; do
+for backend in $BACKENDS; do
     echo "== celeris's own suites on weir, go test -race ($backend)"
     out=$bdir/celeris-own-$backend.json
     : > "$out"

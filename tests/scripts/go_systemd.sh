@@ -54,7 +54,7 @@ want() { # "what" LHS OP RHS
 
 need_bin "$B/tests/support/backend_probe"
 ran=0
-for be in epoll uring; do
+for be in $BACKENDS; do
     if ! "$B/tests/support/backend_probe" "$be" >/dev/null 2>&1; then
         echo "$be: backend not available here; its arms are not run"
         continue

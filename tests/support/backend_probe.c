@@ -1,8 +1,10 @@
-/* Whether a backend exists here, for scripts/run-tests: exit 0 when
- * weir_engine_create accepts it, 77 (printing why) when it answers
- * WEIR_E_UNAVAILABLE, 1 on anything else.
+/* The backends, for scripts/run-tests and tests/scripts/*.sh, from the
+ * library's own table (weir_backend_name), so no runner keeps a list:
  *
- *   backend_probe epoll|uring
+ *   backend_probe --list   every backend name of this libweir, one a line
+ *   backend_probe NAME     exit 0 when weir_engine_create accepts it, 77
+ *                          (printing why) when it answers WEIR_E_UNAVAILABLE,
+ *                          2 for a name no backend has, 1 on anything else.
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,13 +13,23 @@
 int main(int argc, char **argv) {
     weir_config cfg;
     weir_engine *e = NULL;
-    int rc;
-    if (argc != 2 || (strcmp(argv[1], "epoll") != 0 && strcmp(argv[1], "uring") != 0)) {
-        fprintf(stderr, "usage: backend_probe epoll|uring\n");
+    int rc, id;
+    if (argc != 2) {
+        fprintf(stderr, "usage: backend_probe --list | NAME\n");
+        return 2;
+    }
+    if (strcmp(argv[1], "--list") == 0) {
+        for (uint32_t i = 1; weir_backend_name(i); i++)
+            printf("%s\n", weir_backend_name(i));
+        return 0;
+    }
+    id = weir_backend_by_name(argv[1]);
+    if (id < 0) {
+        fprintf(stderr, "backend_probe: '%s' names no backend (backend_probe --list)\n", argv[1]);
         return 2;
     }
     weir_config_init(&cfg);
-    cfg.backend = strcmp(argv[1], "uring") == 0 ? WEIR_BACKEND_URING : WEIR_BACKEND_EPOLL;
+    cfg.backend = (uint32_t)id;
     cfg.workers = 1;
     cfg.mode = WEIR_MODE_DRIVEN;
     rc = weir_engine_create(&cfg, &e);

@@ -1,7 +1,8 @@
 // The integration tests' fixtures, written once: a tiny blocking HTTP/1.1
 // client over 127.0.0.1, an in-process engine on an ephemeral port, and the
-// backend every test runs on (WEIR_TEST_BACKEND: epoll, the default, or
-// uring; scripts/run-tests runs every integration binary once per backend).
+// backend every test runs on (WEIR_TEST_BACKEND: a weir_backend_name, epoll
+// when unset; scripts/run-tests runs every integration binary once per
+// backend; a name no backend has ends the binary with exit status 2).
 // Every call is bounded in time.
 #pragma once
 
@@ -86,7 +87,7 @@ Seen read_slowly(int fd, int timeout_ms = 10000);
 // "GET path HTTP/1.1\r\nHost: t\r\n\r\n" plus extra header lines (each "Name: v\r\n").
 std::string get(const std::string &path, const std::string &extra = "");
 
-// WEIR_BACKEND_* named by WEIR_TEST_BACKEND ("epoll" when unset), and its name.
+// WEIR_BACKEND_* named by WEIR_TEST_BACKEND ("epoll" when unset or empty), and its name.
 uint32_t test_backend();
 const char *test_backend_name();
 
