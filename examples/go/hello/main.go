@@ -133,6 +133,7 @@ func main() {
 		m := e.Metrics()
 		fmt.Fprintf(os.Stderr, "requests %d polls %d wakes %d direct-responds %d cgo-calls/request %.3f panics %d gone %d\n",
 			m.Exchanges, m.Polls, m.Wakes, m.DirectResponds, m.CgoCallsPerRequest(), m.Panics, m.Gone)
+		fmt.Fprintln(os.Stderr, runtimeStats(m.Exchanges))
 	}
 }
 
