@@ -15,6 +15,17 @@ func BenchmarkCrossingCycle(b *testing.B) {
 	}
 }
 
+// The crossing with a worker's own out arrays (64 slots): what cgo's
+// pointer check on them costs per cycle; run with GODEBUG=cgocheck=0 to see
+// the crossing without any check.
+func BenchmarkCrossingCycleWorker(b *testing.B) {
+	wk := newWorker(nil, nil, 64, false, 100)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		crossCycleWorker(wk)
+	}
+}
+
 func BenchmarkCrossingRespond(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

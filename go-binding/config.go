@@ -52,10 +52,14 @@ type Config struct {
 	Backend  Backend
 	// Workers is the number of native event loops, each driven by one
 	// goroutine (locked to its OS thread in inline mode); 0 = the number of
-	// online CPUs. Leave GOMAXPROCS above Workers: a worker waiting in its
-	// poll is a cgo call, and with no spare P the runtime hands that P to a
-	// new thread and back each time (docs/benchmarks.md, the GOMAXPROCS=1 row).
+	// online CPUs. A worker waiting in its poll is a cgo call, and with no
+	// spare P the runtime hands that P to a new thread and back on many
+	// waits, so Listen raises GOMAXPROCS to Workers+1 when it is not above
+	// Workers already (gomaxprocs.go; KeepGOMAXPROCS to leave it).
 	Workers int
+	// KeepGOMAXPROCS leaves GOMAXPROCS as it is even when it is not above
+	// Workers (docs/go.md, "Where a Go request's time goes": what that costs).
+	KeepGOMAXPROCS bool
 
 	// AcceptBatch: accepts per door per loop pass (default 16); < 0 drains the
 	// whole backlog (the old behaviour, native 0).

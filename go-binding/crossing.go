@@ -27,3 +27,13 @@ func crossRespondEmpty() int {
 }
 
 func unsafeByte(p *byte) unsafe.Pointer { return unsafe.Pointer(p) }
+
+// crossCycleWorker makes the same refused crossing with a worker's own
+// arrays (heap or C memory, as newWorker made them), so the benchmark sees
+// what cgo's pointer check costs on them per cycle: with the arrays on the
+// Go heap it walks each whole backing array (cgocheck=1, the default).
+func crossCycleWorker(wk *worker) int {
+	var arena [256]byte
+	return int(cCycle(nil, nil, 0, (*C.char)(unsafeByte(&arena[0])), &wk.rcs[0], nil, 0, nil, &wk.ex[0], &wk.reqs[0],
+		nil, C.uint32_t(len(wk.ex)), 0, nil, &wk.upped[0], 0))
+}

@@ -205,6 +205,9 @@ func (e *Engine) start() error {
 		}
 		e.workers = append(e.workers, newWorker(e, w, e.cfg.BatchSize, peers, timeout))
 	}
+	if !e.cfg.KeepGOMAXPROCS {
+		raiseProcs(len(e.workers))
+	}
 	for _, wk := range e.workers {
 		e.runWorker(wk)
 	}

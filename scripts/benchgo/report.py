@@ -19,6 +19,8 @@ PAIRS = [
     ("weir-native", "weir-demo"), ("weir-native-uring", "weir-demo-uring"),
     ("weir-demo", "floor"), ("weir-demo-uring", "uring-floor"), ("celeris-iouring", "uring-floor"),
     ("weir-native-uring", "uring-floor"),
+    ("weir-native-w2", "weir-native"), ("weir-native-uring-w2", "weir-native-uring"),
+    ("weir-native-w2", "fasthttp"), ("weir-native-uring-w2", "celeris-iouring"),
 ]
 
 # (text, scenario, pair, what, limit): what "rps" wants a's throughput at

@@ -16,8 +16,8 @@ CELERIS = "github.com/goceleris/celeris@v1.5.8"
 CPUS = os.cpu_count()
 
 
-def _weir(api, backend, *extra):
-    return ["weir-hello", "--api", api, "--workers", "1", "--backend", backend, *extra]
+def _weir(api, backend, *extra, workers=1):
+    return ["weir-hello", "--api", api, "--workers", str(workers), "--backend", backend, *extra]
 
 
 def _demo(*extra):  # weir's C demo: the engine without Go, as scripts/run-bench runs it
@@ -28,12 +28,18 @@ def _demo(*extra):  # weir's C demo: the engine without Go, as scripts/run-bench
 # build/bench/go/bin, or with "@" a path in the tree that make all builds.
 # Every Go server runs with Go's default GOMAXPROCS (every CPU), as a user
 # would run it; each weir server has one worker, celeris (which refuses fewer)
-# two. One row gives weir GOMAXPROCS=1 to show what a P per worker and no
-# spare costs: the runtime hands a blocked poll's P to a new thread.
+# two; the native API also with 2 workers (one per core, as a user runs it:
+# issue 29's 2-worker efficiency). One row gives weir GOMAXPROCS=1, kept
+# there (--keep-gomaxprocs: the binding would raise it to Workers+1), to show
+# what a P per worker and no spare costs: the runtime hands a blocked poll's
+# P to a new thread.
 KINDS = {
     "weir-native": ("weir, native API, epoll", _weir("native", "epoll"), CPUS),
     "weir-native-uring": ("weir, native API, io_uring", _weir("native", "io_uring"), CPUS),
-    "weir-native-uring-1p": ("weir, native API, io_uring, GOMAXPROCS=1", _weir("native", "io_uring"), 1),
+    "weir-native-w2": ("weir, native API, epoll, 2 workers", _weir("native", "epoll", workers=2), CPUS),
+    "weir-native-uring-w2": ("weir, native API, io_uring, 2 workers", _weir("native", "io_uring", workers=2), CPUS),
+    "weir-native-uring-1p": ("weir, native API, io_uring, GOMAXPROCS=1",
+                             _weir("native", "io_uring", "--keep-gomaxprocs"), 1),
     "weir-nethttp": ("weir, net/http adapter (async), epoll", _weir("nethttp", "epoll"), CPUS),
     "weir-nethttp-uring": ("weir, net/http adapter (async), io_uring", _weir("nethttp", "io_uring"), CPUS),
     "weir-inline": ("weir, net/http adapter --inline, epoll", _weir("nethttp", "epoll", "--inline"), CPUS),

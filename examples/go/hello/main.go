@@ -50,15 +50,17 @@ func main() {
 	async := flag.Bool("async", false, "run each handler on its own goroutine (nethttp: the default)")
 	inline := flag.Bool("inline", false, "nethttp: run handlers on the worker goroutine (handlers that never block)")
 	backend := flag.String("backend", "epoll", "epoll or io_uring")
+	keepProcs := flag.Bool("keep-gomaxprocs", false, "leave GOMAXPROCS even when it is not above the workers (weir.Config.KeepGOMAXPROCS)")
 	stats := flag.Bool("stats", false, "print requests and cgo crossings per request on exit (to stderr)")
 	var op ops
 	op.f.register()
 	flag.Parse()
 
 	cfg := weir.Config{
-		Addr:    *addr,
-		Workers: *workers,
-		Async:   *async,
+		Addr:           *addr,
+		Workers:        *workers,
+		Async:          *async,
+		KeepGOMAXPROCS: *keepProcs,
 		OnListen: func(a net.Addr) {
 			op.onListen()
 			op.printf("listening on %s\n", a)
@@ -133,6 +135,7 @@ func main() {
 		m := e.Metrics()
 		fmt.Fprintf(os.Stderr, "requests %d polls %d wakes %d direct-responds %d cgo-calls/request %.3f panics %d gone %d\n",
 			m.Exchanges, m.Polls, m.Wakes, m.DirectResponds, m.CgoCallsPerRequest(), m.Panics, m.Gone)
+		fmt.Fprintln(os.Stderr, runtimeStats(m.Exchanges))
 	}
 }
 
