@@ -445,8 +445,23 @@ typedef struct weir_config {
     uint32_t proxy_max_bytes;   /* (0.4) the longest v2 header accepted (its TLVs
                                     included; v1 is 107 bytes by its spec); 232..65551,
                                     else -EINVAL. 0 = 4096                          */
-    uint32_t reserved_;         /* 0 (the struct grows after this field)          */
+    uint32_t reserved_;         /* 0                                               */
+    /* Memory that follows the load (0.4; docs/reliability.md "Memory after a
+     * burst"): a burst's connection buffers go back once it has passed. */
+    uint32_t trim_interval_ms;  /* (0.4) the trim's window: at each window's end a worker frees
+                                    the idle connection states (read buffer, exchange ring,
+                                    header views, output segment) past the most it held at
+                                    once in the last 3 windows, plus 8; after 3 windows that
+                                    held no more than 8 at once it also gives io_uring's
+                                    provided buffers and the heap's free pages back to the
+                                    kernel (malloc_trim). A worker with nothing to trim sets
+                                    no timer. WEIR_TRIM_OFF: never (the pool keeps up to 256
+                                    states, the heap what it had). 0 = 1000                */
+    uint32_t reserved2_;        /* 0 (the struct grows after this field)          */
 } weir_config;
+
+/* weir_config.trim_interval_ms: no trim. */
+#define WEIR_TRIM_OFF 0xffffffffu
 
 /* weir_config.proxy_protocol (0.4). */
 #define WEIR_PROXY_OFF 0
@@ -714,6 +729,14 @@ typedef struct weir_metrics {
     uint64_t proxy_untrusted;        /* connections from outside proxy_trusted        */
     uint64_t proxy_oversized;        /* v1 past 107 bytes, v2 past proxy_max_bytes    */
     uint64_t proxy_timeouts;         /* no whole header within proxy_timeout_ms       */
+    /* Memory that follows the load (0.4; cfg.trim_interval_ms). Bytes are
+     * allocated bytes: a pooled state's untouched pages may not be resident. */
+    uint64_t mem_pooled_bytes;       /* now: idle connection states and output segments
+                                        kept for the next connections to speak        */
+    uint64_t mem_returned_bytes;     /* given back by trims: pooled bytes freed, and
+                                        io_uring provided buffers' pages released     */
+    uint64_t mem_trims;              /* trim windows that gave something back (the
+                                        pool, io_uring's buffers or a heap trim)      */
 } weir_metrics;
 
 /* weir_metrics.uring_tier: how the rings run (docs/uring.md). */

@@ -70,6 +70,9 @@ static void demo_print_engine_metrics(const weir_metrics *m) {
     F(proxy_untrusted);
     F(proxy_oversized);
     F(proxy_timeouts);
+    F(mem_pooled_bytes);
+    F(mem_returned_bytes);
+    F(mem_trims);
 #undef F
     for (uint32_t i = 0; i < WEIR_CLOSE_REASONS; i++) {
         const char *name = weir_close_reason_name(i);

@@ -34,6 +34,7 @@ void config_defaults(weir_config *cfg) {
     cfg->proxy_timeout_ms = 5000;
     cfg->proxy_trusted = nullptr;
     cfg->proxy_max_bytes = 4096;
+    cfg->trim_interval_ms = 1000;
 }
 
 bool config_resolve(const weir_config *in, weir_config *out) {
@@ -66,6 +67,8 @@ bool config_resolve(const weir_config *in, weir_config *out) {
         c.proxy_timeout_ms = d.proxy_timeout_ms;
     if (c.proxy_max_bytes == 0)
         c.proxy_max_bytes = d.proxy_max_bytes;
+    if (c.trim_interval_ms == 0)
+        c.trim_interval_ms = d.trim_interval_ms;
     return true;
 }
 

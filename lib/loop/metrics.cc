@@ -60,6 +60,9 @@ void metrics_sum(const WorkerMetrics *const *workers, uint32_t n, weir_metrics *
     full.proxy_untrusted = s[M_PROXY_UNTRUSTED];
     full.proxy_oversized = s[M_PROXY_OVERSIZED];
     full.proxy_timeouts = s[M_PROXY_TIMEOUTS];
+    full.mem_pooled_bytes = s[M_MEM_POOLED_BYTES];
+    full.mem_returned_bytes = s[M_MEM_RETURNED_BYTES];
+    full.mem_trims = s[M_MEM_TRIMS];
     for (uint32_t r = 0; r < WEIR_CLOSE_REASONS; r++)
         full.closes[r] = s[M_CLOSES + r];
     size_t len = out->size < sizeof full ? out->size : sizeof full;

@@ -52,6 +52,9 @@ enum Metric : uint32_t {
     M_PROXY_UNTRUSTED,
     M_PROXY_OVERSIZED,
     M_PROXY_TIMEOUTS,
+    M_MEM_POOLED_BYTES, // a gauge (set)
+    M_MEM_RETURNED_BYTES,
+    M_MEM_TRIMS,
     M_CLOSES, // WEIR_CLOSE_REASONS entries follow
     M_COUNT = M_CLOSES + WEIR_CLOSE_REASONS,
 };
@@ -65,6 +68,7 @@ struct WorkerMetrics {
     // Owner thread only.
     void add(uint32_t m, uint64_t n = 1) { v[m].store(v[m].load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
     void sub(uint32_t m, uint64_t n = 1) { v[m].store(v[m].load(std::memory_order_relaxed) - n, std::memory_order_relaxed); }
+    void set(uint32_t m, uint64_t n) { v[m].store(n, std::memory_order_relaxed); }
     void close(uint32_t reason) { add(M_CLOSES + (reason < WEIR_CLOSE_REASONS ? reason : WEIR_CLOSE_IO_ERROR)); }
     // Any thread.
     uint64_t get(uint32_t m) const { return v[m].load(std::memory_order_relaxed); }
