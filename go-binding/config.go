@@ -172,6 +172,10 @@ type Config struct {
 	// ProxyMaxBytes: the longest v2 header accepted, TLVs included
 	// (232..65551, default 4096; v1 is 107 bytes by its spec).
 	ProxyMaxBytes int
+	// TrimInterval: the memory trim's window (default 1s): a burst's
+	// connection buffers go back to the kernel 3 windows after it passed.
+	// Negative: no trim (WEIR_TRIM_OFF).
+	TrimInterval time.Duration
 	// PollTimeout bounds each native poll (default 100ms).
 	PollTimeout time.Duration
 	// BatchSize is the most exchanges one poll returns (default 64).
@@ -313,6 +317,11 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_li
 	setD(&out.idle_timeout_ms, c.IdleTimeout)
 	setD(&out.write_timeout_ms, c.WriteTimeout)
 	setD(&out.body_timeout_ms, c.BodyTimeout)
+	if c.TrimInterval < 0 {
+		out.trim_interval_ms = C.WEIR_TRIM_OFF
+	} else {
+		setD(&out.trim_interval_ms, c.TrimInterval)
+	}
 	if c.ProxyProtocol {
 		out.proxy_protocol = C.WEIR_PROXY_ON
 		setD(&out.proxy_timeout_ms, c.ProxyTimeout)

@@ -78,6 +78,12 @@ type Metrics struct {
 	ProxyOversized uint64 // v1 past 107 bytes, v2 past ProxyMaxBytes
 	ProxyTimeouts  uint64 // no whole header within ProxyTimeout
 
+	// Memory that follows the load (Config.TrimInterval): bytes now kept in
+	// the idle pools, bytes the trims gave back, and the trims that did.
+	MemPooledBytes   uint64
+	MemReturnedBytes uint64
+	MemTrims         uint64
+
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
 	DirectResponds uint64 // weir_respond crossings of their own (large bodies; async ones once their worker stopped)
@@ -181,6 +187,9 @@ func (e *Engine) Metrics() Metrics {
 			m.ProxyUntrusted = uint64(cm.proxy_untrusted)
 			m.ProxyOversized = uint64(cm.proxy_oversized)
 			m.ProxyTimeouts = uint64(cm.proxy_timeouts)
+			m.MemPooledBytes = uint64(cm.mem_pooled_bytes)
+			m.MemReturnedBytes = uint64(cm.mem_returned_bytes)
+			m.MemTrims = uint64(cm.mem_trims)
 		}
 	}
 	e.life.RUnlock()

@@ -215,11 +215,14 @@ pub struct weir_config {
     pub proxy_trusted: *const c_char,
     pub proxy_max_bytes: u32,
     pub reserved_: u32,
+    pub trim_interval_ms: u32,
+    pub reserved2_: u32,
 }
 
 /// weir_config.proxy_protocol (0.4).
 pub const WEIR_PROXY_OFF: u32 = 0;
 pub const WEIR_PROXY_ON: u32 = 1;
+pub const WEIR_TRIM_OFF: u32 = 0xffff_ffff;
 
 pub const WEIR_CLOSE_PEER: u32 = 0;
 pub const WEIR_CLOSE_NOT_KEEP_ALIVE: u32 = 1;
@@ -301,6 +304,9 @@ pub struct weir_metrics {
     pub proxy_untrusted: u64,
     pub proxy_oversized: u64,
     pub proxy_timeouts: u64,
+    pub mem_pooled_bytes: u64,
+    pub mem_returned_bytes: u64,
+    pub mem_trims: u64,
 }
 
 #[repr(C)]

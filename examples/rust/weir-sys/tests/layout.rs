@@ -69,7 +69,8 @@ fn field_offsets_match_the_header() {
                       defer_accept, linger_ms, tcp_nodelay, read_buffer_size, max_output_bytes, max_connections,
                       max_pipeline, header_timeout_ms, idle_timeout_ms, write_timeout_ms, body_timeout_ms, limits,
                       log, log_user, handler_timeout_ms, stream_window_bytes, stream_body_bytes, report_gone,
-                      proxy_protocol, proxy_timeout_ms, proxy_trusted, proxy_max_bytes, reserved_ }
+                      proxy_protocol, proxy_timeout_ms, proxy_trusted, proxy_max_bytes, reserved_,
+                      trim_interval_ms, reserved2_ }
         weir_metrics { size, workers, accepted, accept_batches, accept_owed, accept_resource_errors,
                        accept_other_errors, handoffs, handoffs_owed, connections_open, requests, responses,
                        parse_errors, continues_sent, bytes_in, bytes_out, loop_passes, closes, pause_lingers,
@@ -79,7 +80,8 @@ fn field_offsets_match_the_header() {
                        uring_cq_overflows, uring_nobufs, uring_rearms, transplant_detached,
                        transplant_adopted, transplant_refused, transplant_in_flight, transplant_received, close_lingers,
                        close_linger_cuts, uring_sq_full, proxy_v1, proxy_v2, proxy_local, proxy_missing,
-                       proxy_malformed, proxy_untrusted, proxy_oversized, proxy_timeouts }
+                       proxy_malformed, proxy_untrusted, proxy_oversized, proxy_timeouts,
+                       mem_pooled_bytes, mem_returned_bytes, mem_trims }
         weir_request { size, version_minor, flags, num_headers, num_trailers, reserved_, method, target, path,
                        query, host, headers, trailers, body, connection_id, body_length }
         weir_answer_t { ex, status, flags, headers, num_headers, body, body_len, result, reserved_ }
