@@ -433,6 +433,41 @@ def report_logs():
                 print("\n".join(lines[-15:]))
 
 
+def run_arms(ap, table, opt, backend_runs, after=lambda: []):
+    """Runs the arms opt.arms names (out of table) on the backends of
+    opt.backends that start, kills every process left, and reports: 0 when
+    every arm held, else 1 with each failure and the logs. after() adds
+    failures found once the processes are gone (sanitizer reports).
+    go_handover.py runs its arms through this too."""
+    arms = [a for a in opt.arms.split(",") if a]
+    for a in arms:
+        if a not in table:
+            ap.error("unknown arm %r (of %s)" % (a, ", ".join(table)))
+    backends = [b for b in opt.backends.split(",") if b and backend_runs(b)]
+    if not backends:
+        print("FAIL: no backend starts")
+        return 1
+    bad = []
+    try:
+        for a in arms:
+            t0 = time.monotonic()
+            bad += table[a](backends)
+            print("arm %s: %.1f s" % (a, time.monotonic() - t0))
+    except Failure as e:
+        bad.append(str(e))
+    finally:
+        for d in PROCS:
+            if d.alive():
+                d.p.kill()
+                d.p.wait()
+    bad += after()
+    if bad:
+        print("FAIL: " + "\nFAIL: ".join(bad))
+        report_logs()
+        return 1
+    return 0
+
+
 def main():
     global OPT
     ap = argparse.ArgumentParser()
@@ -445,34 +480,7 @@ def main():
     ap.add_argument("--dwell", type=float, default=0.15, help="s of load on each process before its upgrade")
     ap.add_argument("--deadline-ms", type=int, default=5000)
     OPT = ap.parse_args()
-    arms = [a for a in OPT.arms.split(",") if a]
-    for a in arms:
-        if a not in ARMS:
-            ap.error("unknown arm %r (of %s)" % (a, ", ".join(ARMS)))
-    backends = [b for b in OPT.backends.split(",") if b and backend_runs(b)]
-    if not backends:
-        print("FAIL: no backend starts")
-        return 1
-    bad = []
-    try:
-        for a in arms:
-            t0 = time.monotonic()
-            bad += ARMS[a](backends)
-            print("arm %s: %.1f s" % (a, time.monotonic() - t0))
-    except Failure as e:
-        bad.append(str(e))
-    finally:
-        for d in PROCS:
-            if d.alive():
-                d.p.kill()
-                d.p.wait()
-    bad += sanitizer_reports()
-    if bad:
-        print("FAIL: " + "\nFAIL: ".join(bad))
-        report_logs()
-        return 1
-    return 0
-
+    return run_arms(ap, ARMS, OPT, backend_runs, sanitizer_reports)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -342,33 +342,7 @@ def main():
     ap.add_argument("--deadline-ms", type=int, default=5000)
     OPT = ap.parse_args()
     dh.OPT = OPT  # Demo, Steps and finish read dh.OPT (bin, tmp, slow)
-    arms = [a for a in OPT.arms.split(",") if a]
-    for a in arms:
-        if a not in ARMS:
-            ap.error("unknown arm %r (of %s)" % (a, ", ".join(ARMS)))
-    backends = [b for b in OPT.backends.split(",") if b and backend_runs(b)]
-    if not backends:
-        print("FAIL: no backend starts")
-        return 1
-    bad = []
-    try:
-        for a in arms:
-            t0 = time.monotonic()
-            bad += ARMS[a](backends)
-            print("arm %s: %.1f s" % (a, time.monotonic() - t0))
-    except Failure as e:
-        bad.append(str(e))
-    finally:
-        for d in dh.PROCS:
-            if d.alive():
-                d.p.kill()
-                d.p.wait()
-    if bad:
-        print("FAIL: " + "\nFAIL: ".join(bad))
-        dh.report_logs()
-        return 1
-    return 0
-
+    return dh.run_arms(ap, ARMS, OPT, backend_runs)
 
 if __name__ == "__main__":
     sys.exit(main())
