@@ -21,8 +21,13 @@ namespace weir {
 class TrimPolicy {
   public:
     static constexpr uint32_t kWindows = 3;
-    // States kept whatever the history: the next few connections to speak
-    // find one, and a trim never frees the last handful.
+    // States kept past the remembered peak while the windows hold a load
+    // (a peak above kSlack): the next few connections of a busy worker find
+    // one. A quiet worker keeps only what its quiet peaks used: the slack
+    // on top of that was 8 idle states (about 460 KiB) that a gentle
+    // arrival never builds up, and that alone was most of what idle
+    // connections cost more after a burst than after a gentle arrival
+    // (docs/reliability.md "Memory after a burst").
     static constexpr size_t kSlack = 8;
 
     // One window ended: peak states were held at once during it, in_use are
@@ -33,7 +38,7 @@ class TrimPolicy {
         size_t hi = 0;
         for (size_t p : peaks_)
             hi = p > hi ? p : hi;
-        return (hi > in_use ? hi - in_use : 0) + kSlack;
+        return (hi > in_use ? hi - in_use : 0) + (hi > kSlack ? kSlack : 0);
     }
     // Every remembered window was quiet (nothing past kSlack held at once):
     // the moment to give back what no connection holds (io_uring's provided

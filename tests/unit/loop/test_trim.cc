@@ -4,7 +4,12 @@
 //     remembered windows keeps its states (the arm without the windows'
 //     memory, keep computed from the last window alone, would trim them at
 //     the first idle window: checked below as what end_window must not say);
-//   a burst is given back after kWindows quiet windows, down to kSlack;
+//   a burst is given back after kWindows quiet windows, down to nothing
+//     (what the quiet windows held at once, 0 here): the arm that keeps
+//     kSlack idle states whatever the history (the policy before this rule)
+//     is what the asserts on 0 and on the quiet load's 3 reject;
+//   a quiet load (peaks never past kSlack) keeps what its peaks used and no
+//     slack on top, as a gentle arrival's pool holds;
 //   quiet() holds only once every remembered window was quiet;
 //   the pool: 40 connections speak at once and go idle; trim(8) frees 32
 //     states, their bytes are counted (cached_bytes falls by what trim
@@ -44,11 +49,24 @@ void test_policy_burst_given_back_after_windows(void **) {
         assert_int_equal(p.end_window(0, 0), 2000 + TrimPolicy::kSlack);
         assert_false(p.quiet());
     }
-    assert_int_equal(p.end_window(0, 0), TrimPolicy::kSlack);
+    // the rule: a slack of idle states past what the load used is kept only
+    // while the remembered windows hold a load
+    assert_int_equal(p.end_window(0, 0), 0);
     assert_true(p.quiet());
     // what is held now needs no idle state kept for it
     assert_int_equal(p.end_window(50, 40), 10 + TrimPolicy::kSlack);
     assert_true(p.quiet() == false);
+}
+
+void test_policy_quiet_load_keeps_what_it_used(void **) {
+    TrimPolicy p;
+    // a gentle load: 3 at once at most, 1 held now
+    assert_int_equal(p.end_window(3, 1), 2);
+    assert_true(p.quiet());
+    assert_int_equal(p.end_window(1, 0), 3);
+    // one past the slack is a load: the slack comes back on top
+    assert_int_equal(p.end_window(TrimPolicy::kSlack + 1, 0), 2 * TrimPolicy::kSlack + 1);
+    assert_false(p.quiet());
 }
 
 void test_pool_trim_counts_bytes(void **) {
@@ -91,6 +109,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_policy_swinging_load_keeps_states),
         cmocka_unit_test(test_policy_burst_given_back_after_windows),
+        cmocka_unit_test(test_policy_quiet_load_keeps_what_it_used),
         cmocka_unit_test(test_pool_trim_counts_bytes),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
