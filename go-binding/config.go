@@ -201,6 +201,10 @@ type Config struct {
 	OverloadConns    int // per worker: open connections (at most MaxConnections)
 	OverloadFDs      int // per process: open descriptors
 	OverloadMemMB    int // per engine: MiB of weir's connection buffers
+	// TrimInterval: the memory trim's window (default 1s): a burst's
+	// connection buffers go back to the kernel 3 windows after it passed.
+	// Negative: no trim (WEIR_TRIM_OFF).
+	TrimInterval time.Duration
 	// PollTimeout bounds each native poll (default 100ms).
 	PollTimeout time.Duration
 	// BatchSize is the most exchanges one poll returns (default 64).
@@ -365,6 +369,11 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_li
 	set(&out.overload_conns, c.OverloadConns)
 	set(&out.overload_fds, c.OverloadFDs)
 	set(&out.overload_mem_mb, c.OverloadMemMB)
+	if c.TrimInterval < 0 {
+		out.trim_interval_ms = C.WEIR_TRIM_OFF
+	} else {
+		setD(&out.trim_interval_ms, c.TrimInterval)
+	}
 	if c.ProxyProtocol {
 		out.proxy_protocol = C.WEIR_PROXY_ON
 		setD(&out.proxy_timeout_ms, c.ProxyTimeout)

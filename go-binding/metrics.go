@@ -86,6 +86,11 @@ type Metrics struct {
 	OverloadAcceptShrunk uint64 // accept batches run shrunk
 	OverloadAcceptPauses uint64 // times a worker paused accepting
 	OverloadRefused      uint64 // requests answered 503 at once, never handed to a handler
+	// Memory that follows the load (Config.TrimInterval): bytes now kept in
+	// the idle pools, bytes the trims gave back, and the trims that did.
+	MemPooledBytes   uint64
+	MemReturnedBytes uint64
+	MemTrims         uint64
 
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
@@ -222,6 +227,9 @@ func (e *Engine) Metrics() Metrics {
 			m.OverloadAcceptShrunk = uint64(cm.overload_accept_shrunk)
 			m.OverloadAcceptPauses = uint64(cm.overload_accept_pauses)
 			m.OverloadRefused = uint64(cm.overload_refused)
+			m.MemPooledBytes = uint64(cm.mem_pooled_bytes)
+			m.MemReturnedBytes = uint64(cm.mem_returned_bytes)
+			m.MemTrims = uint64(cm.mem_trims)
 		}
 	}
 	e.life.RUnlock()

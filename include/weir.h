@@ -456,7 +456,7 @@ typedef struct weir_config {
     uint32_t proxy_max_bytes;   /* (0.4) the longest v2 header accepted (its TLVs
                                     included; v1 is 107 bytes by its spec); 232..65551,
                                     else -EINVAL. 0 = 4096                          */
-    uint32_t reserved_;         /* 0 (the struct grows after this field)          */
+    uint32_t reserved_;         /* 0                                               */
     /* Deadlines that bind (0.4; docs/reliability.md, Timers): unlike the idle
      * timers above, which every byte re-arms, these cut a client that keeps
      * moving bytes too slowly. Each is on by default; WEIR_DEADLINE_OFF turns
@@ -508,6 +508,16 @@ typedef struct weir_config {
                                     buffers (pooled read buffers and output
                                     segments, in use or cached); at most 4194304
                                     (4 TiB), else -EINVAL: 0                       */
+    uint32_t trim_interval_ms;  /* (0.4) the trim's window: at each window's end a worker frees
+                                    the idle connection states (read buffer, exchange ring,
+                                    header views, output segment) past the most it held at
+                                    once in the last 3 windows, plus 8; after 3 windows that
+                                    held no more than 8 at once it also gives io_uring's
+                                    provided buffers and the heap's free pages back to the
+                                    kernel (malloc_trim). A worker with nothing to trim sets
+                                    no timer. WEIR_TRIM_OFF: never (the pool keeps up to 256
+                                    states, the heap what it had). 0 = 1000                */
+    uint32_t reserved2_;        /* 0 (the struct grows after this field)          */
 } weir_config;
 
 /* weir_config.request_timeout_ms, min_body_rate, min_send_rate (0.4): off. */
@@ -516,6 +526,9 @@ typedef struct weir_config {
 
 /* weir_config.overload_* (0.4): this watermark is off (as 0). */
 #define WEIR_OVERLOAD_OFF 0
+
+/* weir_config.trim_interval_ms: no trim. */
+#define WEIR_TRIM_OFF 0xffffffffu
 
 /* weir_config.proxy_protocol (0.4). */
 #define WEIR_PROXY_OFF 0
@@ -804,6 +817,14 @@ typedef struct weir_metrics {
     uint64_t overload_accept_shrunk; /* accept batches run shrunk                     */
     uint64_t overload_accept_pauses; /* times a worker paused accepting               */
     uint64_t overload_refused;       /* requests answered 503 at once, never handed out */
+    /* Memory that follows the load (0.4; cfg.trim_interval_ms). Bytes are
+     * allocated bytes: a pooled state's untouched pages may not be resident. */
+    uint64_t mem_pooled_bytes;       /* now: idle connection states and output segments
+                                        kept for the next connections to speak        */
+    uint64_t mem_returned_bytes;     /* given back by trims: pooled bytes freed, and
+                                        io_uring provided buffers' pages released     */
+    uint64_t mem_trims;              /* trim windows that gave something back (the
+                                        pool, io_uring's buffers or a heap trim)      */
 } weir_metrics;
 
 /* weir_metrics.uring_tier: how the rings run (docs/uring.md). */

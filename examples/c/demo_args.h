@@ -109,6 +109,8 @@ static const char demo_usage[] =
     "                           per process, mem_mb per engine): past 80 % of the fullest keep-alive\n"
     "                           turns off, 90 % accepting slows, 95 % it pauses, 100 % new requests get\n"
     "                           503 + Retry-After (docs/api.md 5.10; default off)\n"
+    "  --trim-interval-ms N|off the memory trim's window: a burst's connection buffers go back\n"
+    "                           3 windows after it (default 1000; off keeps them)\n"
     "  --version                print weir's version and exit\n"
     "signals: TERM/INT shut down gracefully; HUP prints metrics; USR1 begins a pause; USR2 resumes\n";
 
@@ -332,6 +334,13 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 return demo_bad("bad --upload-max-bytes (want a number or unlimited)", v);
             else
                 o->upload_max = n;
+        } else if (!strcmp(f, "--trim-interval-ms")) {
+            if (!strcmp(v, "off"))
+                o->cfg.trim_interval_ms = WEIR_TRIM_OFF;
+            else if (demo_u64(v, 3600000, &n) != 0 || n == 0)
+                return demo_bad("bad --trim-interval-ms (want 1 to 3600000 or off)", v);
+            else
+                o->cfg.trim_interval_ms = (uint32_t)n;
         } else if (!strcmp(f, "--max-body")) {
             if (demo_u64(v, UINT64_MAX, &n) != 0)
                 return demo_bad("bad number for --max-body", v);

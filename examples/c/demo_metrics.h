@@ -76,6 +76,9 @@ static void demo_print_engine_metrics(const weir_metrics *m) {
     F(overload_accept_shrunk);
     F(overload_accept_pauses);
     F(overload_refused);
+    F(mem_pooled_bytes);
+    F(mem_returned_bytes);
+    F(mem_trims);
 #undef F
     for (uint32_t i = 0; i < WEIR_CLOSE_REASONS; i++) {
         const char *name = weir_close_reason_name(i);

@@ -439,6 +439,29 @@ class ConnPool {
     bool keep_alive_off = false;
     uint64_t keep_alive_cuts = 0;
 
+    // What the trim (lib/loop/trim.h) reads and does, on the owning thread.
+    // Bytes are allocated bytes (a cached state's untouched pages may never
+    // have been resident).
+    size_t cached_bytes() const { return cached_bytes_ + segs_.cached() * SegPool::kSegAlloc; }
+    // The most states held at once since the last call, which restarts it
+    // from what is held now.
+    size_t peak() const { return peak_; }
+    size_t take_peak() {
+        size_t p = peak_;
+        peak_ = in_use_;
+        return p;
+    }
+    // Bytes freed to the allocator since the last call (states over the
+    // pool's cap, trims): what a heap trim may give back to the kernel.
+    size_t take_freed() {
+        size_t f = freed_ + segs_.take_freed();
+        freed_ = 0;
+        return f;
+    }
+    // Frees cached states past keep, then cached segments past keep; the
+    // bytes freed.
+    size_t trim(size_t keep);
+
   private:
     friend class Conn;
     Conn::State *take(); // nullptr when out of memory
@@ -448,6 +471,9 @@ class ConnPool {
     Conn::State *free_ = nullptr;
     size_t cached_ = 0;
     size_t in_use_ = 0;
+    size_t peak_ = 0;
+    size_t cached_bytes_ = 0; // of the cached states (their pooled_bytes)
+    size_t freed_ = 0;
 };
 
 } // namespace weir

@@ -61,6 +61,13 @@ void Conn::State::reset() {
     out.clear();
 }
 
+size_t Conn::State::bytes() const {
+    size_t n = sizeof(State) + cap + nslots * sizeof(ExSlot) + arena_cap * sizeof(weir_header_t) + out.held_bytes();
+    for (uint32_t i = 0; i < answers_hi; ++i)
+        n += slots[i].answer.cap;
+    return n;
+}
+
 ConnHooks &conn_hooks() {
     static ConnHooks hooks;
     return hooks;
@@ -98,7 +105,9 @@ Conn::State *ConnPool::take() {
         free_ = s->next_free;
         --cached_;
         s->next_free = nullptr;
-        ++in_use_;
+        cached_bytes_ -= s->pooled_bytes;
+        if (++in_use_ > peak_)
+            peak_ = in_use_;
         return s;
     }
     Conn::State *s = new (std::nothrow) Conn::State(settings_, segs_);
@@ -108,22 +117,41 @@ Conn::State *ConnPool::take() {
     }
     if (!s && conn_hooks().alloc_throws.load(std::memory_order_relaxed))
         throw std::bad_alloc(); // the arm that must lose (ConnHooks)
-    if (s)
-        ++in_use_;
+    if (s && ++in_use_ > peak_)
+        peak_ = in_use_;
     return s;
 }
 
 void ConnPool::give(Conn::State *s) {
     --in_use_;
     s->reset();
-    // A burst of active connections should not pin its memory forever.
+    // A burst of active connections should not pin its memory forever:
+    // past 256 at once, and then by the trim (lib/loop/trim.h) down to
+    // what the recent load held.
     if (cached_ >= 256) {
+        freed_ += s->bytes();
         delete s;
         return;
     }
+    s->pooled_bytes = s->bytes();
+    cached_bytes_ += s->pooled_bytes;
     s->next_free = free_;
     free_ = s;
     ++cached_;
+}
+
+size_t ConnPool::trim(size_t keep) {
+    size_t n = 0;
+    while (cached_ > keep) {
+        Conn::State *s = free_;
+        free_ = s->next_free;
+        --cached_;
+        cached_bytes_ -= s->pooled_bytes;
+        n += s->pooled_bytes - s->out.held_bytes(); // its segment is segs_'s to count
+        delete s; // its kept segment goes to segs_, trimmed below
+    }
+    freed_ += n;
+    return n + segs_.trim(keep);
 }
 
 } // namespace weir

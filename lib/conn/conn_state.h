@@ -138,6 +138,10 @@ struct Conn::State {
     // operation may name it, so a drop leaves it open until the lend returns.
     int file_lent_fd = -1;
 
+    // What this state held when it was cached (ConnPool::give), so take()
+    // subtracts what give() added whatever changed between.
+    size_t pooled_bytes = 0;
+
     State(const ConnSettings &c, SegPool &segs) : cfg(c), out(segs) {}
     ~State();
     State(const State &) = delete;
@@ -151,6 +155,8 @@ struct Conn::State {
     size_t block_size() const { return cfg.read_buffer_size ? cfg.read_buffer_size : 16384; }
     // Back to a fresh state for the next owner; keeps the allocations.
     void reset();
+    // Its allocated bytes as reset() leaves them (the trim's accounting).
+    size_t bytes() const;
 };
 
 } // namespace weir

@@ -46,12 +46,27 @@ OutSeg *SegPool::take(size_t want) {
 void SegPool::give(OutSeg *s) {
     if (!s->pooled || cached_ >= kKeep) {
         bytes_ -= s->pooled ? kSegAlloc : sizeof(OutSeg) + s->cap;
+        freed_ += sizeof(OutSeg) + s->cap;
         std::free(s);
         return;
     }
     s->next = free_;
     free_ = s;
     cached_++;
+}
+
+size_t SegPool::trim(size_t keep) {
+    size_t n = 0;
+    while (cached_ > keep) {
+        OutSeg *s = free_;
+        free_ = s->next;
+        cached_--;
+        n += kSegAlloc;
+        std::free(s);
+    }
+    freed_ += n;
+    bytes_ -= n; // the overload manager's reading follows the trim
+    return n;
 }
 
 bool OutQueue::append_slow(const char *p, size_t n) {

@@ -50,11 +50,20 @@ class SegPool {
     // Bytes of every segment taken and not freed (in queues or cached): the
     // overload manager's memory reading.
     size_t bytes() const { return bytes_; }
+    // Frees cached segments past keep; the bytes freed.
+    size_t trim(size_t keep);
+    // Bytes freed since the last call (segments over kKeep, trims).
+    size_t take_freed() {
+        size_t f = freed_;
+        freed_ = 0;
+        return f;
+    }
 
   private:
     OutSeg *free_ = nullptr;
     size_t cached_ = 0;
     size_t bytes_ = 0;
+    size_t freed_ = 0;
 };
 
 class OutQueue {
@@ -115,6 +124,13 @@ class OutQueue {
     }
     // clear(), and the kept segment goes back to the pool too.
     void release();
+    // The allocated bytes of the segments held (the pool's accounting).
+    size_t held_bytes() const {
+        size_t n = 0;
+        for (const OutSeg *s = head_; s; s = s->next)
+            n += sizeof(OutSeg) + s->cap;
+        return n;
+    }
 
   private:
     bool append_slow(const char *p, size_t n);

@@ -38,6 +38,7 @@ void config_defaults(weir_config *cfg) {
     cfg->min_body_rate = 500;
     cfg->min_send_rate = 500;
     cfg->rate_window_ms = 10000;
+    cfg->trim_interval_ms = 1000;
 }
 
 bool config_resolve(const weir_config *in, weir_config *out) {
@@ -78,6 +79,8 @@ bool config_resolve(const weir_config *in, weir_config *out) {
         c.min_send_rate = d.min_send_rate;
     if (c.rate_window_ms == 0)
         c.rate_window_ms = d.rate_window_ms;
+    if (c.trim_interval_ms == 0)
+        c.trim_interval_ms = d.trim_interval_ms;
     return true;
 }
 

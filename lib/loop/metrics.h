@@ -61,6 +61,9 @@ enum Metric : uint32_t {
     M_OVERLOAD_ACCEPT_PAUSES,
     M_OVERLOAD_REFUSED,
     M_OVERLOAD_MEM,
+    M_MEM_POOLED_BYTES, // a gauge (set)
+    M_MEM_RETURNED_BYTES,
+    M_MEM_TRIMS,
     M_CLOSES, // WEIR_CLOSE_REASONS entries follow
     M_COUNT = M_CLOSES + WEIR_CLOSE_REASONS,
 };

@@ -103,6 +103,11 @@ class Port {
     // Any thread: makes wait() return (Worker::woken).
     virtual void wake() = 0;
     virtual const char *name() const = 0;
+    // The worker's trim found the load quiet (lib/loop/trim.h): give back to
+    // the kernel the pages of what the backend keeps for reads and no
+    // connection holds now (io_uring's provided buffers); the bytes given.
+    // A port that keeps nothing so gives nothing.
+    virtual size_t trim_buffers() { return 0; }
 };
 
 // The one factory: the port of a backend (WEIR_BACKEND_*). Returns 0 and

@@ -28,6 +28,7 @@ Worker::Worker(Engine &engine, uint32_t index, std::unique_ptr<Port> port)
     max_connections_ = c.max_connections;
     max_pipeline_ = c.max_pipeline;
     nodelay_ = c.tcp_nodelay != 0;
+    trim_ms_ = c.trim_interval_ms == WEIR_TRIM_OFF ? 0 : c.trim_interval_ms;
     timers_.set_duration(TimerKind::Idle, c.idle_timeout_ms);
     timers_.set_duration(TimerKind::Head, c.header_timeout_ms);
     timers_.set_duration(TimerKind::Body, c.body_timeout_ms ? c.body_timeout_ms : c.header_timeout_ms);
@@ -182,6 +183,7 @@ void Worker::pass(int timeout_ms) {
     now_ms_ = mono_ms();
     run_doors();
     flush();
+    trim_tick();
     if (stop_begun_)
         stop_tick();
     publish_holding();
@@ -205,6 +207,8 @@ int Worker::wait_timeout(int host_timeout_ms) {
     deadline = overload_deadline(deadline);
     if (handoff_door_.resource_wait && handoff_door_.retry_at_ms < deadline)
         deadline = handoff_door_.retry_at_ms;
+    if (trim_at_ms_ < deadline)
+        deadline = trim_at_ms_;
     if (stop_begun_ && engine_.grace_deadline_ms() < deadline)
         deadline = engine_.grace_deadline_ms();
     if (deadline == INT64_MAX)

@@ -59,6 +59,7 @@
 #include "loop/tickets.h"
 #include "loop/binding.h"
 #include "loop/timers.h"
+#include "loop/trim.h"
 
 namespace weir {
 
@@ -317,6 +318,9 @@ class Worker final : public ImageSink {
     void hold_tick();
     void publish_holding();
 
+    // Memory that follows the load (worker_trim.cc).
+    void trim_tick();
+
     // ---- the pause linger (worker_pause.cc, DESIGN.md §5)
     bool pause_unseen() const;
     void pause_tick(); // in the pass, before the doors
@@ -352,6 +356,10 @@ class Worker final : public ImageSink {
     uint32_t retry_ms_ = 50;
 
     std::unique_ptr<ConnPool> pool_;
+    TrimPolicy trim_;
+    uint32_t trim_ms_ = 0;               // the window; 0: no trim (WEIR_TRIM_OFF)
+    int64_t trim_at_ms_ = INT64_MAX;     // the window's end; INT64_MAX: no window open
+    size_t heap_freed_ = 0;              // freed to the allocator since the last heap trim
     std::vector<std::unique_ptr<Slot[]>> chunks_;
     Slot *free_slots_ = nullptr;
     uint64_t slots_in_use_ = 0;

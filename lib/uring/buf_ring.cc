@@ -21,12 +21,15 @@ int BufRing::init(io_uring *ring, uint16_t group, uint32_t count, uint32_t size)
     if (mem == MAP_FAILED)
         return -errno;
     br_ = static_cast<io_uring_buf_ring *>(mem);
-    // The buffers are plain memory, touched only as the kernel fills them.
-    base_ = static_cast<char *>(std::malloc(static_cast<size_t>(count) * size));
-    if (!base_) {
+    // The buffers are plain memory, touched only as the kernel fills them;
+    // mapped (page-aligned) so drop() can give their pages back.
+    void *bufs = ::mmap(nullptr, static_cast<size_t>(count) * size, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (bufs == MAP_FAILED) {
         destroy();
         return -ENOMEM;
     }
+    base_ = static_cast<char *>(bufs);
     io_uring_buf_reg reg;
     std::memset(&reg, 0, sizeof reg);
     reg.ring_addr = reinterpret_cast<uintptr_t>(br_);
@@ -54,8 +57,19 @@ void BufRing::destroy() {
     if (br_)
         ::munmap(br_, ring_bytes_);
     br_ = nullptr;
-    std::free(base_);
+    if (base_)
+        ::munmap(base_, static_cast<size_t>(count_) * size_);
     base_ = nullptr;
+}
+
+size_t BufRing::drop() {
+    if (!base_ || !touched_)
+        return 0;
+    size_t n = static_cast<size_t>(count_) * size_;
+    if (::madvise(base_, n, MADV_DONTNEED) != 0)
+        return 0;
+    touched_ = false;
+    return n;
 }
 
 } // namespace weir

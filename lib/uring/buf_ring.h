@@ -35,7 +35,17 @@ class BufRing {
     // Buffers the kernel may pick from now (those handed back, not yet
     // taken): an estimate kept by the port, see out().
     uint32_t out() const { return out_; }
-    void took() { out_++; }
+    void took() {
+        out_++;
+        touched_ = true;
+    }
+    // Whether a recv took a buffer (and so wrote pages) since the last drop().
+    bool touched() const { return touched_; }
+    // Gives every buffer's pages back to the kernel (MADV_DONTNEED; the
+    // next write into one faults in a zeroed page). Only when the port owns
+    // none of them and no completion naming one is unread (UringPort::
+    // trim_buffers); the bytes given, 0 when madvise refused.
+    size_t drop();
 
     void give(uint16_t bid) {
         io_uring_buf_ring_add(br_, buf(bid), size_, bid, mask_, pending_++);
@@ -58,6 +68,7 @@ class BufRing {
     uint32_t size_ = 0;
     int mask_ = 0;
     int pending_ = 0;
+    bool touched_ = false;
     uint32_t out_ = 0; // taken by completions, not yet given back
 };
 

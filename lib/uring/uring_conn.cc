@@ -219,6 +219,19 @@ void UringPort::rearm_nobufs() {
     nobufs_.clear();
 }
 
+// Safe while every buffer is in the ring (none delivered and held here:
+// out() is 0) and no completion naming one is unread (the CQ ring and the
+// kernel's overflow list are empty): the kernel then writes a buffer only
+// when a later recv completes, and it does that on this thread (task work
+// runs in io_uring_enter or at a return from a syscall of this thread, and
+// recvs are never punted to io-wq), so never during the madvise; a write
+// after it lands in a fresh zeroed page, as into a buffer never touched.
+size_t UringPort::trim_buffers() {
+    if (bufs_.out() != 0 || io_uring_cq_ready(&ring_) != 0 || io_uring_cq_has_overflow(&ring_) || !parked_.empty())
+        return 0;
+    return bufs_.drop();
+}
+
 // ---------------------------------------------------------------- output
 
 // One send of everything the Conn has (up to kMaxIov segments); its

@@ -111,6 +111,7 @@ class UringPort final : public Port {
     void wake() override;
     const char *name() const override { return "io_uring"; }
     bool file_ranges() const override { return splice_ok_; }
+    size_t trim_buffers() override;
 
   private:
     // uring_port.cc

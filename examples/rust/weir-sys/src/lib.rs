@@ -225,6 +225,8 @@ pub struct weir_config {
     pub overload_conns: u32,
     pub overload_fds: u32,
     pub overload_mem_mb: u32,
+    pub trim_interval_ms: u32,
+    pub reserved2_: u32,
 }
 
 /// weir_config.request_timeout_ms, min_body_rate, min_send_rate (0.4): off.
@@ -234,6 +236,7 @@ pub const WEIR_DEADLINE_OFF: u32 = 0xFFFF_FFFF;
 pub const WEIR_PROXY_OFF: u32 = 0;
 pub const WEIR_PROXY_ON: u32 = 1;
 pub const WEIR_OVERLOAD_OFF: u32 = 0;
+pub const WEIR_TRIM_OFF: u32 = 0xffff_ffff;
 
 pub const WEIR_CLOSE_PEER: u32 = 0;
 pub const WEIR_CLOSE_NOT_KEEP_ALIVE: u32 = 1;
@@ -326,6 +329,9 @@ pub struct weir_metrics {
     pub overload_accept_shrunk: u64,
     pub overload_accept_pauses: u64,
     pub overload_refused: u64,
+    pub mem_pooled_bytes: u64,
+    pub mem_returned_bytes: u64,
+    pub mem_trims: u64,
 }
 
 #[repr(C)]

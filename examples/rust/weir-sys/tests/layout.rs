@@ -73,7 +73,8 @@ fn field_offsets_match_the_header() {
                       log, log_user, handler_timeout_ms, stream_window_bytes, stream_body_bytes, report_gone,
                       proxy_protocol, proxy_timeout_ms, proxy_trusted, proxy_max_bytes, reserved_,
                       request_timeout_ms, min_body_rate, min_send_rate, rate_window_ms,
-                      overload_inflight, overload_conns, overload_fds, overload_mem_mb }
+                      overload_inflight, overload_conns, overload_fds, overload_mem_mb,
+                      trim_interval_ms, reserved2_ }
         weir_metrics { size, workers, accepted, accept_batches, accept_owed, accept_resource_errors,
                        accept_other_errors, handoffs, handoffs_owed, connections_open, requests, responses,
                        parse_errors, continues_sent, bytes_in, bytes_out, loop_passes, closes, pause_lingers,
@@ -85,7 +86,8 @@ fn field_offsets_match_the_header() {
                        close_linger_cuts, uring_sq_full, proxy_v1, proxy_v2, proxy_local, proxy_missing,
                        proxy_malformed, proxy_untrusted, proxy_oversized, proxy_timeouts,
                        overload_level, overload_engaged, overload_keepalive_off, overload_accept_shrunk,
-                       overload_accept_pauses, overload_refused }
+                       overload_accept_pauses, overload_refused,
+                       mem_pooled_bytes, mem_returned_bytes, mem_trims }
         weir_request { size, version_minor, flags, num_headers, num_trailers, reserved_, method, target, path,
                        query, host, headers, trailers, body, connection_id, body_length }
         weir_answer_t { ex, status, flags, headers, num_headers, body, body_len, result, reserved_ }
