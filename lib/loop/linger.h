@@ -50,6 +50,9 @@ struct LingerHooks {
     std::atomic<const char *> sysctl_path{nullptr}; // read this file instead of /proc/sys/...
     std::atomic<bool> skip_error_drain{false}; // no FIN-and-drain before closing after an error answer
     std::atomic<bool> skip_close_linger{false}; // close at once, as before the lingering close (its arm)
+    // A trickling client's linger (a head or request cut by its deadline)
+    // runs to the reaper's bound, as before its end at the ack (its arm).
+    std::atomic<bool> linger_to_bound{false};
     // The switch as it was before the listener moved (its arm): the
     // outgoing engine lingers and closes its listener, the incoming one
     // opens a new socket, and what the closed queue held is reset.
@@ -61,6 +64,7 @@ struct LingerHooks {
         react_delay_ms = 0;
         react_delay_worker = -1;
         skip_clear = false;
+        linger_to_bound = false;
         skip_guard = false;
         sysctl_path = nullptr;
         switch_reopens = false;

@@ -1,7 +1,9 @@
 #include "loop/reaper.h"
 
+#include <linux/sockios.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,8 +36,8 @@ Reaper::~Reaper() {
         (void)n;
         thread_.join();
     }
-    for (int fd : pending_)
-        ::close(fd);
+    for (const Pending &p : pending_)
+        ::close(p.fd);
     for (auto &e : entries_)
         ::close(e.first);
     if (epfd_ >= 0)
@@ -65,13 +67,13 @@ bool Reaper::start_locked() {
     return true;
 }
 
-bool Reaper::take(int fd) {
+bool Reaper::take(int fd, bool until_acked) {
     {
         std::lock_guard<std::mutex> g(mu_);
         if (stop_ || held_ >= kLingerMaxSockets || !start_locked())
             return false;
         try {
-            pending_.push_back(fd);
+            pending_.push_back(Pending{fd, until_acked});
         } catch (...) {
             return false;
         }
@@ -85,20 +87,21 @@ bool Reaper::take(int fd) {
 }
 
 void Reaper::admit_pending() {
-    std::vector<int> fds;
+    std::vector<Pending> fds;
     {
         std::lock_guard<std::mutex> g(mu_);
         fds.swap(pending_);
     }
     int64_t at = now_ms() + kLingerMs;
-    for (int fd : fds) {
+    for (const Pending &p : fds) {
+        int fd = p.fd;
         uint64_t gen = ++next_gen_;
         epoll_event ev{};
         ev.events = EPOLLIN | EPOLLRDHUP;
         ev.data.u64 = static_cast<uint64_t>(fd);
         bool ok = true;
         try {
-            entries_[fd] = Entry{gen, 0};
+            entries_[fd] = Entry{gen, 0, p.until_acked};
             due_.push_back(Due{fd, gen, at});
         } catch (...) {
             ok = false;
@@ -128,8 +131,12 @@ void Reaper::drain(int fd) {
             }
             continue;
         }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            int unacked = 0;
+            if (it->second.until_acked && ::ioctl(fd, SIOCOUTQ, &unacked) == 0 && unacked == 0)
+                finish(fd, true); // the answer and the FIN are the client's: a reset loses nothing of them
             return;
+        }
         if (n < 0 && errno == EINTR)
             continue;
         finish(fd, false); // EOF, or an error (a reset: nothing left to protect)

@@ -7,6 +7,13 @@
 // received; the linger lets the answer arrive first. One reaper per engine,
 // its own thread and epoll, started at the first linger, so neither backend
 // carries a connection that is only being drained.
+//
+// A client cut for trickling (a head or a request its deadline ended) lingers
+// only until it has acknowledged everything sent, the answer and the FIN
+// (SIOCOUTQ 0, checked each time its bytes are read): the linger protects
+// the answer from a reset, and once the client's kernel holds it there is
+// nothing left to protect, while a slowloris that keeps writing would
+// otherwise hold its socket to the bound, kLingerMs past its deadline.
 #pragma once
 
 #include <atomic>
@@ -32,8 +39,8 @@ class Reaper {
     ~Reaper();
     // Any thread: fd's FIN was sent and nobody else uses it; the reaper reads
     // and closes it. false: it cannot (no thread, no memory, too many): the
-    // caller closes it now.
-    bool take(int fd);
+    // caller closes it now. until_acked: a trickling client's (above).
+    bool take(int fd, bool until_acked = false);
     uint64_t lingers() const { return lingers_.load(std::memory_order_relaxed); }
     uint64_t cuts() const { return cuts_.load(std::memory_order_relaxed); }
 
@@ -41,6 +48,11 @@ class Reaper {
     struct Entry {
         uint64_t gen;
         uint64_t bytes;
+        bool until_acked;
+    };
+    struct Pending {
+        int fd;
+        bool until_acked;
     };
     struct Due {
         int fd;
@@ -54,7 +66,7 @@ class Reaper {
     void finish(int fd, bool cut);
 
     std::mutex mu_; // guards pending_, started_, stop_, held_
-    std::vector<int> pending_;
+    std::vector<Pending> pending_;
     bool started_ = false;
     bool stop_ = false;
     size_t held_ = 0;

@@ -252,7 +252,7 @@ class Worker final : public ImageSink {
     // worker_conns.cc
     void admit(ConnImage &img);
     void close_conn(Slot &s, uint32_t reason);
-    void close_lingering(Slot &s, bool unread);
+    void close_lingering(Slot &s, bool unread, bool until_acked = false);
     void close_all(uint32_t reason);
     void unlink_live(Slot &s);
     void let_go(Slot &s);

@@ -107,6 +107,7 @@ int Worker::respond(TicketRef &r, int status, const weir_header_t *h, size_t nh,
     if (own && x == cur_ex_)
         cur_answered_ = true; // also when it is posted behind an interim answer (below)
     if (own && nothing_posted(r)) {
+        uint64_t handle = x->handle; // x may be gone after the call (below)
         rc = s.conn().respond(x, status, h, nh, body, len, flags);
         if (rc == -EINVAL) {
             // Checked above, so a bug, not bad input: the claimed exchange
@@ -115,7 +116,7 @@ int Worker::respond(TicketRef &r, int status, const weir_header_t *h, size_t nh,
             s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
             rc = -ENOMEM == rc ? rc : WEIR_E_GONE;
         }
-        tickets_.retire(x->handle);
+        tickets_.retire(handle);
         if (x == cur_ex_)
             cur_answered_ = true;
         s.answered = true;
@@ -178,13 +179,16 @@ void Worker::drain_answers() {
     for (Exchange *x = drops_.exchange(nullptr, std::memory_order_acquire); x;) {
         Exchange *next = x->next_drop;
         Slot &s = *static_cast<Slot *>(x->user);
+        // Read before the answer: on a dead connection it gives the
+        // connection's state (x's ring) back to the pool, which may free it.
+        uint64_t handle = x->handle;
         if (x->drop_abort && s.conn().streaming(x))
             s.conn().abort_now(WEIR_CLOSE_RESOURCE); // its head has left: no 500 can follow
         else if (x->drop_abort)
             s.conn().close(WEIR_CLOSE_RESOURCE); // the 500 below then closes it, with that reason
         // A dead connection gives WEIR_E_GONE: x is released.
         s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
-        tickets_.retire(x->handle);
+        tickets_.retire(handle);
         s.answered = true;
         mark_dirty(s); // settle frees the slot once nothing is out
         x = next;
@@ -217,6 +221,7 @@ void Worker::apply(Answer *a) {
     }
     Exchange *x = a->x;
     Slot &s = *static_cast<Slot *>(x->user);
+    uint64_t handle = x->handle; // as drain_answers: x may be gone after the answer
     int rc = s.conn().respond(x, a->status, a->headers, a->num_headers, a->body, a->body_len, a->flags);
     if (rc == -EINVAL) {
         // Checked before posting, so this is a bug, not bad input: the
@@ -224,7 +229,7 @@ void Worker::apply(Answer *a) {
         log_once(LOG_BAD_ANSWER, "a deferred answer was refused by the connection; answered 500");
         s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
     }
-    tickets_.retire(x->handle);
+    tickets_.retire(handle);
     s.answered = true;
     mark_dirty(s);
     answer_pool_.give(a);

@@ -33,6 +33,16 @@ bool chosen(uint32_t reason) {
            reason == WEIR_CLOSE_BODY_UNREAD || reason == WEIR_CLOSE_ABORTED || reason == WEIR_CLOSE_HANDOVER;
 }
 
+// Closes of a client that trickled (its head, or its request, came slower
+// than its deadline allows): its linger ends once the answer is acknowledged
+// (reaper.h), or a slowloris keeps its socket to the linger's bound.
+bool trickled(uint32_t reason) {
+    if (linger_hooks().linger_to_bound.load(std::memory_order_relaxed))
+        return false; // the arm that must lose
+    return reason == WEIR_CLOSE_HEADER_TIMEOUT || reason == WEIR_CLOSE_REQUEST_TIMEOUT ||
+           reason == WEIR_CLOSE_SLOW_BODY;
+}
+
 } // namespace
 
 // A graceful shutdown's close (begin_stop asked every connection to finish):
@@ -268,7 +278,7 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
     bool unread = s.conn().peer_sent_more();
     bool stop = graceful_stop(reason);
     if (!linger_hooks().skip_close_linger.load() && !s.broken && (error || (chosen(reason) && unread) || stop))
-        close_lingering(s, unread || stop);
+        close_lingering(s, unread || stop, trickled(reason));
     else
         port_->close(s, error);
     s.conn().on_closed();
@@ -290,12 +300,12 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
 // discarded. A peer that already closed, or that sent nothing past the
 // request and nothing since, is closed now; one that is sending lingers in
 // the reaper until its own FIN or a bound.
-void Worker::close_lingering(Slot &s, bool unread) {
+void Worker::close_lingering(Slot &s, bool unread, bool until_acked) {
     int fd = s.fd;
     port_->release(s);
     size_t got = 0;
     bool done = fin_and_drain(fd, 16, &got); // a peer still sending is the reaper's to read
-    if (!done && (unread || got > 0) && engine_.reaper().take(fd))
+    if (!done && (unread || got > 0) && engine_.reaper().take(fd, until_acked))
         return;
     ::close(fd);
 }

@@ -47,12 +47,13 @@ int Worker::respond_file(TicketRef &r, int status, const weir_header_t *h, size_
     if (own && x == cur_ex_)
         cur_answered_ = true; // also when it is posted behind an interim answer (below)
     if (own && nothing_posted(r)) {
+        uint64_t handle = x->handle; // x may be gone after a refused start (worker_answers.cc)
         int rc = s.conn().stream_start(x, status, h, nh, len, flags);
         if (rc == 0)
             s.conn().attach_file(x, dfd, off, file_ranges_);
         else
             ::close(dfd);
-        tickets_.retire(x->handle); // the host's part is over: the rest is the engine's
+        tickets_.retire(handle); // the host's part is over: the rest is the engine's
         if (x == cur_ex_)
             cur_answered_ = true;
         s.answered = true;
@@ -85,13 +86,14 @@ int Worker::respond_file(TicketRef &r, int status, const weir_header_t *h, size_
 void Worker::apply_file(Answer *a) {
     Exchange *x = a->x;
     Slot &s = *static_cast<Slot *>(x->user);
+    uint64_t handle = x->handle; // x may be gone after a refused start (worker_answers.cc)
     int rc = s.conn().stream_start(x, a->status, a->headers, a->num_headers, a->length, a->flags);
     if (rc == 0)
         s.conn().attach_file(x, a->file_fd, a->file_off, file_ranges_);
     else
         ::close(a->file_fd);
     a->file_fd = -1;
-    tickets_.retire(x->handle);
+    tickets_.retire(handle);
     s.answered = true;
     mark_dirty(s);
     answer_pool_.give(a);

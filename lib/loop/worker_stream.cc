@@ -39,9 +39,10 @@ int Worker::stream_start(TicketRef &r, int status, const weir_header_t *h, size_
     if (own && x == cur_ex_)
         cur_answered_ = true; // also when it is posted behind an interim answer (below)
     if (own && nothing_posted(r)) {
+        uint64_t handle = x->handle; // x may be gone after a refused start (worker_answers.cc)
         int rc = s.conn().stream_start(x, status, h, nh, length, flags);
         if (rc < 0)
-            tickets_.retire(x->handle); // GONE or ENOMEM: consumed (the rule)
+            tickets_.retire(handle); // GONE or ENOMEM: consumed (the rule)
         if (x == cur_ex_)
             cur_answered_ = true; // the answer has begun: the handler may return
         s.answered = true;
@@ -114,9 +115,10 @@ int Worker::stream_write(TicketRef &r, const void *p, size_t n) {
     if (t.left != UINT64_MAX)
         t.left -= n;
     if (owner_thread() && t.nodes.load(std::memory_order_acquire) == 0) {
+        uint64_t handle = x->handle; // x may be gone after a refused write (worker_answers.cc)
         int rc = s.conn().stream_write(x, p, n);
         if (rc < 0)
-            tickets_.retire(x->handle);
+            tickets_.retire(handle);
         else
             t.backlog.store(s.conn().stream_backlog(x), std::memory_order_seq_cst);
         s.answered = true;
@@ -158,8 +160,9 @@ int Worker::stream_end(TicketRef &r, const weir_header_t *tr, size_t nt) {
         return rc;
     Slot &s = *static_cast<Slot *>(x->user);
     if (owner_thread() && t.nodes.load(std::memory_order_acquire) == 0) {
+        uint64_t handle = x->handle; // x may be gone after the end (worker_answers.cc)
         int rc = s.conn().stream_end(x, tr, nt);
-        tickets_.retire(x->handle);
+        tickets_.retire(handle);
         s.answered = true;
         mark_dirty(s);
         return rc;
@@ -177,8 +180,9 @@ int Worker::stream_abort(TicketRef &r) {
     Ticket &t = r.ticket();
     Slot &s = *static_cast<Slot *>(x->user);
     if (owner_thread() && t.nodes.load(std::memory_order_acquire) == 0) {
+        uint64_t handle = x->handle; // x may be gone after the abort (worker_answers.cc)
         int rc = s.conn().stream_abort(x);
-        tickets_.retire(x->handle);
+        tickets_.retire(handle);
         s.answered = true;
         mark_dirty(s);
         return rc;
