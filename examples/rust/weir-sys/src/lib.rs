@@ -489,6 +489,8 @@ extern "C" {
     pub fn weir_worker_wake(w: *mut weir_worker) -> c_int;
     pub fn weir_worker_own(w: *mut weir_worker, own: c_int) -> c_int;
     pub fn weir_close_reason_name(reason: u32) -> *const c_char;
+    pub fn weir_backend_name(backend: u32) -> *const c_char;
+    pub fn weir_backend_by_name(name: *const c_char) -> c_int;
     pub fn weir_uring_feature_name(bit: u64) -> *const c_char;
     pub fn weir_uring_tier_name(tier: u32) -> *const c_char;
     pub fn weir_engine_metrics(e: *mut weir_engine, out: *mut weir_metrics) -> c_int;
