@@ -21,20 +21,11 @@
 
 namespace diff_fuzz {
 
-inline std::string trim_ows(const std::string &s) {
-    size_t a = 0, b = s.size();
-    while (a < b && (s[a] == ' ' || s[a] == '\t'))
-        a++;
-    while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t'))
-        b--;
-    return s.substr(a, b - a);
-}
-
 inline bool same_fields(const std::vector<Field> &w, const std::vector<Field> &l) {
     if (w.size() != l.size())
         return false;
     for (size_t i = 0; i < w.size(); i++)
-        if (w[i].name != l[i].name || w[i].value != trim_ows(l[i].value))
+        if (w[i].name != l[i].name || w[i].value != cls::trim(l[i].value))
             return false;
     return true;
 }
