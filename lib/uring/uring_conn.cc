@@ -16,6 +16,7 @@
 
 #include "loop/sock_ops.h"
 #include "uring/uring_impl.h"
+#include "uring/uring_port.h"
 #include "util/tsan.h"
 #include "weir.h"
 
@@ -69,6 +70,7 @@ void UringPort::arm_recv(Slot &s) {
     io_uring_sqe_set_data64(q, reinterpret_cast<uint64_t>(&s) | kRecv);
     st.recv_armed = true;
     st.recv_cancel = false;
+    recvs_armed_++;
     begin_op(s);
 }
 
@@ -83,8 +85,10 @@ void UringPort::on_recv(Slot &s, const Cqe &c) {
         else
             bufs_.give(bid);
     }
-    if (!more)
+    if (!more && st.recv_armed) {
         st.recv_armed = false;
+        recvs_armed_--;
+    }
     if (s.fd >= 0) {
         if (c.res == 0) {
             end(s, 0);
@@ -219,16 +223,30 @@ void UringPort::rearm_nobufs() {
     nobufs_.clear();
 }
 
-// Safe while every buffer is in the ring (none delivered and held here:
-// out() is 0) and no completion naming one is unread (the CQ ring and the
-// kernel's overflow list are empty): the kernel then writes a buffer only
-// when a later recv completes, and it does that on this thread (task work
-// runs in io_uring_enter or at a return from a syscall of this thread, and
-// recvs are never punted to io-wq), so never during the madvise; a write
-// after it lands in a fresh zeroed page, as into a buffer never touched.
+// Dropping the buffers' pages is safe only while the kernel cannot be filling
+// one between the check below and the madvise, or the bytes of a recv that
+// completed in between would read back as zeros (a 400 for a request that
+// was fine: the adaptive switch tests under go test -race saw one in 47,000
+// on a CI machine). Two cases are safe:
+// - no recv is armed: nothing can pick a buffer;
+// - the DEFER_TASKRUN tier: a recv's copy into a buffer runs as task work,
+//   and that tier runs task work only inside io_uring_enter(GETEVENTS) on
+//   this thread, so never between the check and the madvise. The COOP and
+//   basic tiers run it at any return to user mode of this thread, an
+//   interrupt's included, so for them "the CQ was empty a moment ago" proves
+//   nothing.
+// And in both, every buffer must be in the ring (none delivered and held
+// here: out() is 0) and no completion naming one unread (the CQ ring and the
+// kernel's overflow list empty). A write after the madvise lands in a fresh
+// zeroed page, as into a buffer never touched.
 size_t UringPort::trim_buffers() {
+    UringHooks &h = uring_hooks();
+    if (recvs_armed_ != 0 && tier_ != WEIR_URING_TIER_DEFER && !h.trim_any_tier.load())
+        return 0;
     if (bufs_.out() != 0 || io_uring_cq_ready(&ring_) != 0 || io_uring_cq_has_overflow(&ring_) || !parked_.empty())
         return 0;
+    if (uint32_t us = h.trim_window_us.load())
+        ::usleep(us); // a syscall: where the COOP and basic tiers run task work
     return bufs_.drop();
 }
 

@@ -153,6 +153,7 @@ class UringPort final : public Port {
     bool enabled_ = false; // R_DISABLED rings are enabled by the first wait, on the loop's thread
     uintptr_t ring_token_ = 0;
     uint32_t tier_ = 0;
+    uint32_t recvs_armed_ = 0; // multishot recvs in flight: buffers the kernel may fill
     uint64_t used_ = 0;
     unsigned pass_recvs_ = 0; // recv completions the last pass reaped (the gather's cue)
     bool gather_always_ = false; // WEIR_URING_GATHER=always: every wait gathers (measurement)

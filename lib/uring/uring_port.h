@@ -30,6 +30,13 @@ struct UringHooks {
     // SQ entries per worker's ring (power of two; 0: the default), so a
     // pass fills its SQ and submits early.
     std::atomic<uint32_t> sq_entries{0};
+    // The buffer trim's rule (UringPort::trim_buffers) switched off: it
+    // drops the buffers' pages on any tier while recvs are armed (the arm
+    // that must lose), and a sleep inside its check-to-madvise window, which
+    // a recv's completion can fall into only where task work runs at any
+    // return to user mode (COOP, basic).
+    std::atomic<bool> trim_any_tier{false};
+    std::atomic<uint32_t> trim_window_us{0};
 };
 UringHooks &uring_hooks();
 

@@ -14,8 +14,8 @@ after the trim's 3 windows (and two more) have passed, and its metrics
 
 Checked: the burst with the trim costs within BURST_OVER_GENTLE of the
 gentle arrival per idle connection, its pool is back to at most 2 states'
-bytes and the trim counted what it returned; the negative arm keeps at least
-LOSS_FACTOR times the burst-with-trim's bytes and its pool stays full (that
+bytes and the trim counted what it returned; the negative arm keeps more than
+LOSS_MARGIN times the first check's bound and its pool stays full (that
 is the loss the rule prevents: without the trim the test's first check fails,
 which is what the negative arm shows).
 Exit 0 pass, 77 backend unavailable, 1 fail.
@@ -41,7 +41,13 @@ SETTLE_S = 5 * WINDOW_MS / 1000 + 0.5  # three windows, a margin of two, and the
 # 8 idle states of the slack (about 460 KiB) were what the burst left, and
 # the mutant that keeps them fails this bound.
 BURST_OVER_GENTLE = {"uring": 1.1, "epoll": 1.1}
-LOSS_FACTOR = 2.5
+# The negative arm must fail the rule's own bound, with a margin: without the
+# trim the bytes per connection must exceed LOSS_MARGIN times the bound. How
+# far over depends on how many states the burst held at once, which depends
+# on the machine: 4-8x here, 2.43x on a CI machine (1356 vs 575 B), so a
+# fixed 2.5x was a flake, not a finding. The pooled-bytes check below is the
+# arm's sharper witness (50x on that CI machine).
+LOSS_MARGIN = 1.5
 REQ = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
 
 
@@ -182,9 +188,10 @@ def main():
     if mb["mem_pooled_bytes"] > 2 * (64 + 2) * 1024:
         fail(f"{backend}: the pool kept {mb['mem_pooled_bytes']} bytes after the burst passed")
     # The negative arm: the loss the rule prevents is there without it.
-    if off < LOSS_FACTOR * burst:
-        fail(f"{backend}: without the trim {off:.0f} B per connection, not {LOSS_FACTOR}x the trimmed "
-             f"{burst:.0f}: the arm shows no loss, so the test could not fail")
+    if off < LOSS_MARGIN * BURST_OVER_GENTLE[backend] * gentle:
+        fail(f"{backend}: without the trim {off:.0f} B per connection, not {LOSS_MARGIN}x the rule's "
+             f"bound ({BURST_OVER_GENTLE[backend]}x the gentle {gentle:.0f}): the arm shows no loss, "
+             f"so the test could not fail")
     if mo["mem_trims"] != 0 or mo["mem_pooled_bytes"] < 4 * mb["mem_pooled_bytes"]:
         fail(f"{backend}: the arm without the trim trimmed or kept a small pool: {mo}")
     print(f"{backend}: ok")

@@ -1,4 +1,4 @@
-/* The backends, for scripts/run-tests and tests/scripts/*.sh, from the
+/* The backends, for scripts/run-tests and the tests/scripts shell tests, from the
  * library's own table (weir_backend_name), so no runner keeps a list:
  *
  *   backend_probe --list   every backend name of this libweir, one a line
