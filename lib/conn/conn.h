@@ -37,6 +37,7 @@
 #include <cstdint>
 
 #include "conn/out_queue.h"
+#include "util/peer_addr.h"
 #include "weir.h"
 
 namespace weir {
@@ -243,13 +244,13 @@ class Conn {
     // ---- the PROXY protocol (conn_proxy.cc)
     // A fresh connection's first bytes must be a PROXY header (v1 or v2, at
     // most settings.proxy_max_bytes); nothing is parsed as HTTP before it.
-    // A PROXY command's source address is written to *peer and *peer_len
-    // (the loop's: they outlive the Conn); LOCAL, v1 UNKNOWN, AF_UNSPEC and
-    // AF_UNIX leave them alone. trusted false: the source may not send one,
+    // A PROXY command's source address is written to *peer (the loop's: it
+    // outlives the Conn); LOCAL, v1 UNKNOWN, AF_UNSPEC and AF_UNIX leave it
+    // alone. trusted false: the source may not send one,
     // and its first bytes are refused. A refusal (untrusted, missing,
     // malformed, oversized) is answered 400, then the connection closes with
     // WEIR_CLOSE_PROXY. Call once, before any byte.
-    void expect_proxy(sockaddr_storage *peer, socklen_t *peer_len, bool trusted);
+    void expect_proxy(PeerAddr *peer, bool trusted);
     // The header's deadline passed (ConnWait::Proxy): 408 if some of it had
     // come, else closed without a word; WEIR_CLOSE_PROXY either way.
     void expire_proxy();
@@ -387,8 +388,7 @@ class Conn {
     uint16_t flags_ = 0;
     ProxyResult proxy_result_ = ProxyResult::None;
     // expect_proxy's: where a PROXY command's source address goes.
-    sockaddr_storage *proxy_peer_ = nullptr;
-    socklen_t *proxy_peer_len_ = nullptr;
+    PeerAddr *proxy_peer_ = nullptr;
 };
 
 template <class F> void Conn::each_taken(F &&f) {

@@ -10,7 +10,7 @@ namespace weir {
 
 using namespace conn_detail;
 
-void Conn::expect_proxy(sockaddr_storage *peer, socklen_t *peer_len, bool trusted) {
+void Conn::expect_proxy(PeerAddr *peer, bool trusted) {
     flags_ |= kProxyWait;
     if (!trusted) {
         // Counted now (a silent one is closed at the deadline, not answered).
@@ -18,7 +18,6 @@ void Conn::expect_proxy(sockaddr_storage *peer, socklen_t *peer_len, bool truste
         proxy_result_ = ProxyResult::Untrusted;
     }
     proxy_peer_ = peer;
-    proxy_peer_len_ = peer_len;
 }
 
 bool Conn::proxy_pending() const { return (flags_ & kProxyWait) != 0; }
@@ -53,10 +52,8 @@ bool Conn::proxy_step() {
         proxy_result_ = h.version == 1 ? ProxyResult::V1Local : ProxyResult::V2Local;
     else
         proxy_result_ = h.version == 1 ? ProxyResult::V1 : ProxyResult::V2;
-    if (!h.keep_peer && proxy_peer_ && proxy_peer_len_) {
-        *proxy_peer_ = h.src;
-        *proxy_peer_len_ = h.src_len;
-    }
+    if (!h.keep_peer && proxy_peer_)
+        proxy_peer_->set(h.src, h.src_len); // a source that finds no memory leaves no address
     s.parse_pos += r.consumed;
     if (s.parse_pos < s.end)
         flags_ |= kGotBytes; // a request began in the same read

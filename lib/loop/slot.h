@@ -14,6 +14,7 @@
 #include "loop/image_sink.h"
 #include "loop/port.h"
 #include "loop/timers.h"
+#include "util/peer_addr.h"
 
 namespace weir {
 
@@ -54,8 +55,7 @@ struct Slot {
     ImageSink *leaving_to = nullptr;
     uint64_t upgrade_handle = 0;  // answered 101: leaves for the host (worker_upgrade.cc)
     uint64_t body_handle = 0;     // the host waits for this exchange's body (worker_body.cc)
-    sockaddr_storage peer{};
-    socklen_t peer_len = 0;
+    PeerAddr peer;            // the socket's, or a PROXY header's source
     Conn::Counters folded{};
     alignas(8) unsigned char port[kPortSlotBytes]; // the backend's own (port_state)
 };

@@ -201,8 +201,7 @@ void Worker::admit(ConnImage &img) {
     // A moved connection's clocks restart here (docs/reliability.md: it
     // moves at a request boundary, so at most a head's start is restarted).
     s.bind.reset(img.requests + 1, now_ms_);
-    s.peer = img.peer;
-    s.peer_len = img.peer_len;
+    s.peer.set(img.peer, img.peer_len); // a long address without memory: none, as when the kernel gave none
     s.live_prev = nullptr;
     s.live_next = live_;
     if (live_)
@@ -216,15 +215,14 @@ void Worker::admit(ConnImage &img) {
     s.folded.parse_errors = img.parse_errors;
     s.folded.continues_sent = img.continues_sent;
     Conn &c = s.conn();
-    if (owes_proxy && s.peer_len == 0 && !engine_.proxy_trust().any()) {
+    if (owes_proxy && s.peer.len() == 0 && !engine_.proxy_trust().any()) {
         // Reset before its address could be asked (a multishot accept gives
         // none; getpeername then finds ENOTCONN): no source to judge, and no
         // answer could reach it. Not counted as untrusted: it may have been
         // a trusted balancer's health check that sent LOCAL and reset.
         c.close(WEIR_CLOSE_PEER);
     } else if (owes_proxy) {
-        c.expect_proxy(&s.peer, &s.peer_len,
-                       engine_.proxy_trust().trusts(reinterpret_cast<const sockaddr *>(&s.peer), s.peer_len));
+        c.expect_proxy(&s.peer, engine_.proxy_trust().trusts(s.peer.sa(), s.peer.len()));
     }
     if (!c.adopt(img))
         log_once(LOG_NO_MEMORY, "out of memory for an adopted connection's bytes; connection closed");
@@ -398,8 +396,7 @@ bool Worker::detach(Slot &s) {
 // operation names the slot.
 void Worker::leave(Slot &s, ImageNode *n, ImageSink *to) {
     n->img.fd = s.fd;
-    n->img.peer = s.peer;
-    n->img.peer_len = s.peer_len;
+    s.peer.get(&n->img.peer, &n->img.peer_len);
     timers_.disarm(s.timer);
     timers_.disarm(s.bind.tick);
     fold(s);

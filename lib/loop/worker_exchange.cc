@@ -91,8 +91,7 @@ int exchange_peer(weir_exchange *ex, sockaddr_storage *ss, socklen_t *len) {
     if (!x)
         return WEIR_E_STALE;
     auto *s = static_cast<const Slot *>(x->user);
-    *ss = s->peer;
-    *len = s->peer_len;
+    s->peer.get(ss, len);
     return 0;
 }
 

@@ -37,9 +37,8 @@ void run_split(const std::string &header, const std::string &want, size_t at) {
     ConnSettings s = settings();
     ConnPool pool(s);
     Conn c(s, pool, 1);
-    sockaddr_storage peer{};
-    socklen_t len = 0;
-    c.expect_proxy(&peer, &len, true);
+    PeerAddr peer;
+    c.expect_proxy(&peer, true);
     assert_true(c.wait() == ConnWait::Proxy);
     std::string all = header + kReqs;
     assert_int_equal(feed(c, all.substr(0, at)), at);
@@ -50,7 +49,10 @@ void run_split(const std::string &header, const std::string &want, size_t at) {
     }
     assert_int_equal(feed(c, all.substr(at)), all.size() - at);
     assert_false(c.proxy_pending());
-    assert_string_equal(peer_of(peer).c_str(), want.c_str());
+    sockaddr_storage got;
+    socklen_t len;
+    peer.get(&got, &len);
+    assert_string_equal(peer_of(got).c_str(), want.c_str());
     Exchange *a = c.take_request(), *b = c.take_request();
     assert_non_null(a);
     assert_non_null(b);
@@ -77,13 +79,12 @@ void test_conn_proxy_byte_by_byte(void **) {
     ConnSettings s = settings();
     ConnPool pool(s);
     Conn c(s, pool, 1);
-    sockaddr_storage peer{};
-    socklen_t len = 0;
-    c.expect_proxy(&peer, &len, true);
+    PeerAddr peer;
+    c.expect_proxy(&peer, true);
     assert_int_equal(feed(c, kV1 + kReqs, 1), kV1.size() + kReqs.size());
     assert_non_null(c.take_request());
     assert_non_null(c.take_request());
-    assert_int_equal(len, sizeof(sockaddr_in));
+    assert_int_equal(peer.len(), sizeof(sockaddr_in));
     assert_true(c.proxy_result() == Conn::ProxyResult::V1);
 }
 
@@ -92,13 +93,14 @@ void test_conn_proxy_local_keeps_peer(void **) {
     ConnSettings s = settings();
     ConnPool pool(s);
     Conn c(s, pool, 1);
-    sockaddr_storage peer{};
-    peer.ss_family = AF_UNIX;
-    socklen_t len = 7;
-    c.expect_proxy(&peer, &len, true);
+    sockaddr_storage sock{};
+    sock.ss_family = AF_UNIX;
+    PeerAddr peer;
+    peer.set(sock, 7);
+    c.expect_proxy(&peer, true);
     feed(c, proxytext::v2(0x20, 0x00, "") + kReqs);
-    assert_int_equal(peer.ss_family, AF_UNIX);
-    assert_int_equal(len, 7);
+    assert_int_equal(peer.sa()->sa_family, AF_UNIX);
+    assert_int_equal(peer.len(), 7);
     assert_true(c.proxy_result() == Conn::ProxyResult::V2Local);
     assert_non_null(c.take_request());
 }
@@ -109,9 +111,8 @@ void refused(const std::string &bytes, bool trusted, Conn::ProxyResult cause) {
     s.proxy_max_bytes = 300;
     ConnPool pool(s);
     Conn c(s, pool, 1);
-    sockaddr_storage peer{};
-    socklen_t len = 0;
-    c.expect_proxy(&peer, &len, trusted);
+    PeerAddr peer;
+    c.expect_proxy(&peer, trusted);
     feed(c, bytes);
     assert_null(c.take_request());
     std::string out = drain(c);
@@ -121,7 +122,7 @@ void refused(const std::string &bytes, bool trusted, Conn::ProxyResult cause) {
     assert_true(c.proxy_result() == cause);
     assert_int_equal(c.counters().requests, 0);
     assert_int_equal(c.counters().parse_errors, 0);
-    assert_int_equal(len, 0);
+    assert_int_equal(peer.len(), 0);
 }
 
 void test_conn_proxy_refusals(void **) {
@@ -139,9 +140,8 @@ void test_conn_proxy_expiry(void **) {
     ConnPool pool(s);
     {
         Conn c(s, pool, 1); // part of a header: 408
-        sockaddr_storage peer{};
-        socklen_t len = 0;
-        c.expect_proxy(&peer, &len, true);
+        PeerAddr peer;
+        c.expect_proxy(&peer, true);
         feed(c, "PROXY TCP4 ");
         assert_true(c.wait() == ConnWait::Proxy);
         c.expire_proxy();
@@ -151,9 +151,8 @@ void test_conn_proxy_expiry(void **) {
     }
     {
         Conn c(s, pool, 2); // nothing: closed without a word
-        sockaddr_storage peer{};
-        socklen_t len = 0;
-        c.expect_proxy(&peer, &len, true);
+        PeerAddr peer;
+        c.expect_proxy(&peer, true);
         c.expire_proxy();
         assert_true(drain(c).empty());
         assert_true(c.wait() == ConnWait::Done);
@@ -162,9 +161,8 @@ void test_conn_proxy_expiry(void **) {
     }
     {
         Conn c(s, pool, 3); // after the header: the request's own timers
-        sockaddr_storage peer{};
-        socklen_t len = 0;
-        c.expect_proxy(&peer, &len, true);
+        PeerAddr peer;
+        c.expect_proxy(&peer, true);
         feed(c, kV1);
         assert_true(c.wait() == ConnWait::FirstByte);
         feed(c, "GET /");
