@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -201,5 +202,24 @@ func TestAdaptiveRefusals(t *testing.T) {
 	cfg.Resources.WorkloadHint = resource.WorkloadLowConcurrency
 	if c, _, _ := translate(weir.Config{}, cfg, nil); c.Backend != weir.BackendEpoll {
 		t.Errorf("WorkloadLowConcurrency: starts on %v, want epoll", c.Backend)
+	}
+}
+
+// The Logger hears the pair's start and each switch (onSwitch), where a
+// single engine's Logger hears its start alone (TestServedLogger).
+func TestAdaptiveLogger(t *testing.T) {
+	rec := &records{}
+	_, eng := onPair(t, celeris.Config{Logger: slog.New(rec)})
+	if !rec.has("weir engine listening") {
+		t.Fatalf("no listening record in %v (io_uring's absence logs a longer warning)", rec.msgs())
+	}
+	if rec.has("weir adaptive switch") {
+		t.Fatalf("a switch logged before any: %v", rec.msgs())
+	}
+	if err := eng.Adaptive().Switch(); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.has("weir adaptive switch") {
+		t.Fatalf("no switch record in %v", rec.msgs())
 	}
 }
