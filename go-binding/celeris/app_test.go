@@ -30,7 +30,7 @@ func testBackend() weir.Backend {
 }
 
 // testEngine is testBackend in celeris's names, for a celeris.Config's
-// Engine (weirceleris.Factory refuses celeris's default, Adaptive).
+// Engine (one backend; Adaptive, weir's pair of both, is adaptive_test.go's).
 func testEngine() celeris.EngineType {
 	if testBackend() == weir.BackendURing {
 		return celeris.IOUring

@@ -8,6 +8,7 @@ package weirceleris
 
 import (
 	"context"
+	"errors"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -17,12 +18,15 @@ import (
 	weir "github.com/weir-http/weir/go-binding"
 )
 
-// Engine is a weir engine serving a celeris stream.Handler.
+// Engine is a weir engine, or weir's adaptive pair (Factory, Engine:
+// Adaptive), serving a celeris stream.Handler.
 type Engine struct {
-	w       *weir.Engine
+	w       *weir.Engine   // nil on the pair
+	a       *weir.Adaptive // nil on one engine
 	handler stream.Handler
 	opts    options
 	errs    atomic.Uint64
+	pairUp  atomic.Bool // the pair made (weir.Adaptive's OnListen): Addr waits for it
 	ctx     atomic.Pointer[context.Context]
 }
 
@@ -46,11 +50,35 @@ func newEngine(cfg weir.Config, h stream.Handler, o options) (*Engine, error) {
 	if l := o.logger; l != nil {
 		backend, onListen := cfg.Backend, cfg.OnListen
 		cfg.OnListen = func(a net.Addr) {
-			l.Info("weir engine listening", "addr", a.String(), "backend", backend.String())
+			if e.a != nil {
+				e.logPair(l, a)
+			} else {
+				l.Info("weir engine listening", "addr", a.String(), "backend", backend.String())
+			}
 			if onListen != nil {
 				onListen(a)
 			}
 		}
+	}
+	if o.adaptive {
+		onListen := cfg.OnListen
+		cfg.OnListen = func(a net.Addr) {
+			e.pairUp.Store(true)
+			if onListen != nil {
+				onListen(a)
+			}
+		}
+		ac := weir.AdaptiveConfig{OnSwitch: o.onSwitch()}
+		a, err := weir.NewAdaptive(cfg, ac)
+		if errors.Is(err, weir.ErrUnavailable) && cfg.Backend == weir.BackendURing {
+			cfg.Backend = weir.BackendEpoll // WorkloadHighConcurrency's start, without io_uring
+			a, err = weir.NewAdaptive(cfg, ac)
+		}
+		if err != nil {
+			return nil, err
+		}
+		e.a = a
+		return e, nil
 	}
 	w, err := weir.New(cfg)
 	if err != nil {
@@ -60,30 +88,61 @@ func newEngine(cfg weir.Config, h stream.Handler, o options) (*Engine, error) {
 	return e, nil
 }
 
-// Weir is the underlying weir engine.
-func (e *Engine) Weir() *weir.Engine { return e.w }
+// Weir is the underlying weir engine; on the adaptive pair, the one serving
+// now (it changes at every switch: Adaptive is the pair).
+func (e *Engine) Weir() *weir.Engine {
+	if e.a != nil {
+		return e.a.Active()
+	}
+	return e.w
+}
 
 // Listen binds and serves until ctx ends (then shuts down gracefully).
 func (e *Engine) Listen(ctx context.Context) error {
 	e.ctx.Store(&ctx)
-	err := e.w.Listen(ctx)
+	var err error
+	if e.a != nil {
+		err = e.a.Listen(ctx)
+	} else {
+		err = e.w.Listen(ctx)
+	}
 	if l := e.opts.logger; l != nil {
 		l.Info("weir engine stopped", "err", err)
 	}
 	return err
 }
 
-// Shutdown drains in-flight exchanges until ctx's deadline.
-func (e *Engine) Shutdown(ctx context.Context) error { return e.w.Shutdown(ctx) }
+// Shutdown drains in-flight exchanges until ctx's deadline (both engines'
+// on the pair).
+func (e *Engine) Shutdown(ctx context.Context) error {
+	if e.a != nil {
+		return e.a.Shutdown(ctx)
+	}
+	return e.w.Shutdown(ctx)
+}
 
-// Addr is the bound address, nil until bound.
-func (e *Engine) Addr() net.Addr { return e.w.Addr() }
+// Addr is the bound address, nil until bound; on the pair, nil until both
+// engines serve and the pair is made (its first engine binds earlier), so a
+// caller that waits for Addr (celeris.Server.Addr) can Switch at once.
+func (e *Engine) Addr() net.Addr {
+	if e.a != nil {
+		if !e.pairUp.Load() {
+			return nil
+		}
+		return e.a.Addr()
+	}
+	return e.w.Addr()
+}
 
-// Type is the I/O model weir runs this engine on, epoll or io_uring, in
-// celeris's names: weir's engine, not celeris's engine of that name (celeris
-// has no EngineType for an outside engine); celeris's Adaptive and Std are
-// never reported, as weir refuses them (Factory).
+// Type is the I/O model weir runs this engine on, in celeris's names:
+// Adaptive for weir's adaptive pair, else epoll or io_uring. These are
+// weir's engines, not celeris's engines of those names (celeris has no
+// EngineType for an outside engine); Std is never reported, as weir refuses
+// it (Factory).
 func (e *Engine) Type() engine.EngineType {
+	if e.a != nil {
+		return engine.Adaptive
+	}
 	if e.w.Type() == weir.BackendURing {
 		return engine.IOUring
 	}
@@ -92,10 +151,30 @@ func (e *Engine) Type() engine.EngineType {
 
 // PauseAccept, ResumeAccept and BeginPauseAccept are weir's accept pause;
 // PauseAccept lingers (Config.Linger) before the listeners close, so clients
-// that connected and have not spoken yet are not reset (docs/pause.md).
-func (e *Engine) PauseAccept() error      { return e.w.PauseAccept() }
-func (e *Engine) ResumeAccept() error     { return e.w.ResumeAccept() }
-func (e *Engine) BeginPauseAccept() error { return e.w.BeginPauseAccept() }
+// that connected and have not spoken yet are not reset (docs/pause.md). On
+// the adaptive pair they return ErrNotServed: the pair's switch is itself a
+// pause of one engine and a resume of the other, so an operator's pause
+// would be undone by the next switch (adaptive.go).
+func (e *Engine) PauseAccept() error {
+	if e.a != nil {
+		return errPairPause
+	}
+	return e.w.PauseAccept()
+}
+
+func (e *Engine) ResumeAccept() error {
+	if e.a != nil {
+		return errPairPause
+	}
+	return e.w.ResumeAccept()
+}
+
+func (e *Engine) BeginPauseAccept() error {
+	if e.a != nil {
+		return errPairPause
+	}
+	return e.w.BeginPauseAccept()
+}
 
 func (e *Engine) baseContext() context.Context {
 	if c := e.ctx.Load(); c != nil {

@@ -36,8 +36,12 @@ var ErrNotServed = errors.New("weirceleris: not served by weir")
 //     refused until weir speaks HTTP/2; so is EnableH2Upgrade.
 //   - Engine Epoll and IOUring choose weir's backend; unset (only outside a
 //     Server) keeps base.Backend. Adaptive (celeris's default on Linux) is
-//     refused until weir's adaptive mode is reachable from Go; Std is
-//     net/http, not weir.
+//     weir's adaptive pair (weir.NewAdaptive): an epoll and an io_uring
+//     engine on one port, starting on base.Backend, switched by weir's
+//     controller at its default thresholds (docs/adaptive.md); where the
+//     kernel refuses io_uring, its role runs on a second epoll engine (still
+//     served, logged as a warning). A Listener is refused with it (each
+//     engine binds the address). Std is net/http, not weir.
 //   - ReadHeaderTimeout is weir's HeaderTimeout, ReadTimeout its
 //     BodyTimeout and WriteTimeout its WriteTimeout (each, as in celeris's
 //     epoll engine, a wait without progress), IdleTimeout its IdleTimeout;
@@ -57,9 +61,13 @@ var ErrNotServed = errors.New("weirceleris: not served by weir")
 //
 // base is weir's own configuration; the fields celeris's configuration
 // names override base's (Addr and Listener only where base has neither).
-// H2-only knobs (MaxConcurrentStreams, MaxFrameSize, InitialWindowSize) and
-// WorkloadHint (Adaptive's) have nothing to act on once H2C, Auto and
-// Adaptive are refused; MemoryLimitBytes is applied by celeris.Server.
+// H2-only knobs (MaxConcurrentStreams, MaxFrameSize, InitialWindowSize) have
+// nothing to act on once H2C and Auto are refused. WorkloadHint acts as in
+// celeris's own Adaptive, on the start alone: WorkloadHighConcurrency starts
+// the pair on io_uring (on epoll where the kernel refuses io_uring), any
+// other hint on base.Backend; from then on weir's controller decides from
+// the load it measures. With Epoll or IOUring it is ignored, as celeris's
+// own engines ignore it. MemoryLimitBytes is applied by celeris.Server.
 func Factory(base weir.Config) func(resource.Config, stream.Handler) (engine.Engine, error) {
 	return func(cfg resource.Config, h stream.Handler) (engine.Engine, error) {
 		c, o, err := translate(base, cfg, h)
@@ -74,6 +82,7 @@ func Factory(base weir.Config) func(resource.Config, stream.Handler) (engine.Eng
 // engine applies them per exchange.
 type options struct {
 	closeEach bool // DisableKeepAlive
+	adaptive  bool // Engine: Adaptive, on weir's adaptive pair
 	onExpect  func(method, path string, headers [][2]string) bool
 	logger    *slog.Logger
 }
@@ -112,8 +121,10 @@ func translate(base weir.Config, cfg resource.Config, h stream.Handler) (weir.Co
 		}
 		c.Backend = want
 	case cfg.Engine == engine.Adaptive:
-		return c, o, refuse("Engine adaptive (celeris's default on Linux): weir's adaptive mode is not reachable " +
-			"from Go yet; set Engine: celeris.Epoll or celeris.IOUring")
+		o.adaptive = true // the pair starts on base.Backend (epoll unless base names io_uring) ...
+		if cfg.Resources.WorkloadHint == resource.WorkloadHighConcurrency {
+			c.Backend = weir.BackendURing // ... or on io_uring at the hint, as celeris's Adaptive starts
+		}
 	default:
 		return c, o, refuse("Engine %s: weir is a native engine (epoll or io_uring)", cfg.Engine)
 	}
@@ -130,6 +141,10 @@ func translate(base weir.Config, cfg resource.Config, h stream.Handler) (weir.Co
 	if c.Addr == "" && c.Listener == nil {
 		c.Addr = cfg.Addr
 		c.Listener = cfg.Listener // weir serves its socket and closes it, as celeris's engines do
+	}
+	if o.adaptive && c.Listener != nil {
+		return c, o, refuse("Listener with Engine adaptive: weir's adaptive pair binds its address twice " +
+			"(SO_REUSEPORT), one socket per engine; set Addr, or Engine: celeris.Epoll or celeris.IOUring")
 	}
 	if cfg.Resources.Workers > 0 {
 		c.Workers = cfg.Resources.Workers

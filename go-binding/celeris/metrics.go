@@ -20,9 +20,15 @@ var normalEnd = map[string]bool{
 
 // Metrics maps weir's counters onto celeris's: closes by weir's reason
 // names (CloseReasonName), so a reason weir adds later counts as an error
-// until it is named here.
+// until it is named here. On the adaptive pair they are both engines'
+// (pairMetrics).
 func (e *Engine) Metrics() engine.EngineMetrics {
-	m := e.w.Metrics()
+	var m weir.Metrics
+	if e.a != nil {
+		m = pairMetrics(e.a)
+	} else {
+		m = e.w.Metrics()
+	}
 	var closes, errs uint64
 	for i, n := range m.Closes {
 		closes += n
