@@ -6,6 +6,7 @@
 // inline; a longer one (a named AF_UNIX peer) goes to the heap, owned here.
 #pragma once
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cstdint>
@@ -16,7 +17,7 @@ namespace weir {
 
 class PeerAddr {
   public:
-    static constexpr socklen_t kInline = 28; // sizeof(sockaddr_in6)
+    static constexpr socklen_t kInline = sizeof(sockaddr_in6); // the longest TCP peer
 
     PeerAddr() = default;
     PeerAddr(const PeerAddr &) = delete;
