@@ -7,6 +7,12 @@
 source "$(dirname "$0")/demo_common.bash"
 need_bin "$B/bin/weir-demo"
 command -v python3 >/dev/null || { echo "python3 is not installed"; exit 77; }
+# RSS cannot follow the heap under a sanitizer: ASan and TSan keep freed
+# chunks in their own quarantine and malloc_trim returns none of it (SAN=1
+# at 7731d9a: 7,113 B per connection with the trim, 7,096 without). The
+# trim's policy and the pool's byte counts run under the sanitizers in
+# tests/unit/loop/test_trim.cc; this RSS check is the plain build's.
+[[ ${SAN:-0} != 0 ]] && { echo "RSS per connection is the plain build's to measure (a sanitizer's allocator keeps freed memory)"; exit 77; }
 ran=0
 for backend in epoll uring; do
     timeout 120 python3 tests/scripts/demo_trim.py "$backend"
