@@ -44,10 +44,15 @@ BURST_OVER_GENTLE = {"uring": 1.1, "epoll": 1.1}
 # The negative arm must fail the rule's own bound, with a margin: without the
 # trim the bytes per connection must exceed LOSS_MARGIN times the bound. How
 # far over depends on how many states the burst held at once, which depends
-# on the machine: 4-8x here, 2.43x on a CI machine (1356 vs 575 B), so a
-# fixed 2.5x was a flake, not a finding. The pooled-bytes check below is the
-# arm's sharper witness (50x on that CI machine).
-LOSS_MARGIN = 1.5
+# on how the 2,000 requests met the loop's passes: on io_uring here it is
+# bimodal, 46 states held (1,821 B, 4.0x) or 13-14 (711-719 B, 1.56-1.59x;
+# that mode failed a 1.5x margin on CI at 4021b72), epoll 2.4-8x. 1.25x the
+# bound is five times the rule arm's own spread (1.01-1.07x) above it. The
+# pooled-bytes check below is the arm's sharper witness: at least
+# LOSS_STATES states kept, four times the rule's ceiling of two.
+LOSS_MARGIN = 1.25
+STATE_BYTES = (64 + 2) * 1024  # a 64 KiB buffer and the state itself
+LOSS_STATES = 8
 REQ = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
 
 
@@ -185,15 +190,15 @@ def main():
     # Once the burst is out of the remembered windows the pool keeps what the
     # quiet windows held at once (the warm connection's, the metrics
     # request's): a state or two, each a 64 KiB buffer plus the state itself.
-    if mb["mem_pooled_bytes"] > 2 * (64 + 2) * 1024:
+    if mb["mem_pooled_bytes"] > 2 * STATE_BYTES:
         fail(f"{backend}: the pool kept {mb['mem_pooled_bytes']} bytes after the burst passed")
     # The negative arm: the loss the rule prevents is there without it.
     if off < LOSS_MARGIN * BURST_OVER_GENTLE[backend] * gentle:
         fail(f"{backend}: without the trim {off:.0f} B per connection, not {LOSS_MARGIN}x the rule's "
              f"bound ({BURST_OVER_GENTLE[backend]}x the gentle {gentle:.0f}): the arm shows no loss, "
              f"so the test could not fail")
-    if mo["mem_trims"] != 0 or mo["mem_pooled_bytes"] < 4 * mb["mem_pooled_bytes"]:
-        fail(f"{backend}: the arm without the trim trimmed or kept a small pool: {mo}")
+    if mo["mem_trims"] != 0 or mo["mem_pooled_bytes"] < LOSS_STATES * STATE_BYTES:
+        fail(f"{backend}: the arm without the trim trimmed or kept fewer than {LOSS_STATES} states' bytes: {mo}")
     print(f"{backend}: ok")
 
 
