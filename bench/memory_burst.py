@@ -8,7 +8,13 @@ next connects) or all N at once (burst). The server's VmRSS growth per
 connection is read after SETTLE_S (weir's trim, 1 s windows by default,
 gives a burst back 3 windows after it). Servers: weir-demo on epoll and on
 io_uring, each with the trim (the default) and with --trim-interval-ms off,
-and nginx (one worker, the bench's config) where it is installed.
+nginx (one worker, the bench's config) where it is installed, and for
+contrast the Go peers of scripts/bench-go (fasthttp, celeris v1.5.8 on its
+two engines; built as bench-go builds them, left out where Go or the celeris
+snapshot is missing). The Go peers run with GOMAXPROCS=1 where they allow it
+(celeris asks for 2 workers): their RSS then holds one P's caches, as weir's
+one worker does; Go returns freed heap to the kernel on its own scavenger's
+schedule, which SETTLE_S does not wait for.
 """
 import os
 import resource
@@ -76,7 +82,29 @@ http {{ access_log off; keepalive_timeout 65; keepalive_requests 100000000;
     return ["/usr/sbin/nginx", "-p", tmp, "-c", conf]
 
 
-def servers():
+def go_peers():
+    """(label, command maker) for the Go peers bench-go builds; [] where they
+    cannot be built here."""
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    try:
+        from benchgo import servers as bg  # noqa: E402  (scripts/benchgo)
+    except ImportError:
+        return []
+    kinds = ["fasthttp", "celeris-epoll", "celeris-iouring"]
+    bg.SERVERS[:] = kinds
+    try:
+        bg.build()  # drops what it cannot build from bg.SERVERS
+    except SystemExit as e:
+        print(f"  burst: Go peers left out: {e}", flush=True)
+        return []
+    out = []
+    for k in bg.SERVERS:
+        cmd = [bg.binary(k)] + bg.KINDS[k][1][1:]
+        out.append((bg.KINDS[k][0], lambda p, c=cmd: c + ["--addr", f"127.0.0.1:{p}"]))
+    return out
+
+
+def servers(peers=True):
     demo = os.path.join(B, "bin", "weir-demo")
     base = ["--workers", "1", "--mode", "inline", "--app", "hello"]
     out = []
@@ -86,12 +114,14 @@ def servers():
                                                                  "--trim-interval-ms", "off"] + base))
     if os.path.exists("/usr/sbin/nginx"):
         out.append(("nginx", nginx_conf))
-    return out
+    return out + (go_peers() if peers else [])
 
 
 def one(make_cmd, n, wave):
     port = free_port()
-    p = subprocess.Popen(make_cmd(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # GOMAXPROCS=1 reaches only the Go peers; celeris raises it to its workers.
+    p = subprocess.Popen(make_cmd(port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env=dict(os.environ, GOMAXPROCS="1"))
     conns = []
     try:
         w = connect(port)
