@@ -224,7 +224,7 @@ func (c *Config) validate() error {
 	if c.Inline && (c.Async || c.HTTP == nil) {
 		return errors.New("weir: Config.Inline is for HTTP handlers, and excludes Async")
 	}
-	if c.Backend != BackendEpoll && c.Backend != BackendURing {
+	if c.Backend.Name() == "" {
 		return fmt.Errorf("weir: unknown backend %d", c.Backend)
 	}
 	if !c.ProxyProtocol && (c.ProxyTrusted != "" || c.ProxyTimeout != 0 || c.ProxyMaxBytes != 0) {

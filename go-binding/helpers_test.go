@@ -14,19 +14,20 @@ import (
 	"time"
 )
 
-// testBackend is the backend the tests run on: WEIR_TEST_BACKEND=uring
-// (tests/scripts/go_binding.sh runs the suite once per backend), else epoll.
+// testBackend is the backend the tests run on: WEIR_TEST_BACKEND, a name in
+// the library's list (tests/scripts/go_binding.sh runs the suite once per
+// backend), else epoll. A name no backend has stops the run: as epoll it
+// would pass under another backend's label (tests/scripts/runner_backends.sh).
 func testBackend() Backend {
-	// A name no backend has stops the run: as epoll it would pass under
-	// another backend's label (tests/scripts/test_backends.sh).
-	switch b := os.Getenv("WEIR_TEST_BACKEND"); b {
-	case "", "epoll":
+	name := os.Getenv("WEIR_TEST_BACKEND")
+	if name == "" {
 		return BackendEpoll
-	case "uring":
-		return BackendURing
-	default:
-		panic("WEIR_TEST_BACKEND=" + b + " names no backend (epoll, uring)")
 	}
+	b, err := BackendByName(name)
+	if err != nil {
+		panic("WEIR_TEST_BACKEND: " + err.Error())
+	}
+	return b
 }
 
 // newEngine is New on the test backend; a backend this kernel refuses skips

@@ -20,22 +20,25 @@ import (
 	weir "github.com/weir-http/weir/go-binding"
 )
 
-// testBackend is the weir backend the tests run on: WEIR_TEST_BACKEND=uring
-// (tests/scripts/go_celeris.sh runs the suite once per backend), else epoll.
+// testBackend is the weir backend the tests run on: WEIR_TEST_BACKEND, a
+// name in weir's list (tests/scripts/go_celeris.sh runs the suite once per
+// backend), else epoll; a name no backend has stops the run.
 func testBackend() weir.Backend {
-	if os.Getenv("WEIR_TEST_BACKEND") == "uring" {
-		return weir.BackendURing
+	name := os.Getenv("WEIR_TEST_BACKEND")
+	if name == "" {
+		return weir.BackendEpoll
 	}
-	return weir.BackendEpoll
+	b, err := weir.BackendByName(name)
+	if err != nil {
+		panic("WEIR_TEST_BACKEND: " + err.Error())
+	}
+	return b
 }
 
 // testEngine is testBackend in celeris's names, for a celeris.Config's
 // Engine (one backend; Adaptive, weir's pair of both, is adaptive_test.go's).
 func testEngine() celeris.EngineType {
-	if testBackend() == weir.BackendURing {
-		return celeris.IOUring
-	}
-	return celeris.Epoll
+	return EngineTypeOf(testBackend())
 }
 
 // app is a small celeris application: a middleware adding a header, a route

@@ -143,7 +143,14 @@ func (e *Engine) Type() engine.EngineType {
 	if e.a != nil {
 		return engine.Adaptive
 	}
-	if e.w.Type() == weir.BackendURing {
+	return EngineTypeOf(e.w.Type())
+}
+
+// EngineTypeOf is a weir backend in celeris's names: io_uring is IOUring,
+// every other backend (epoll, the default) Epoll, the only other I/O model
+// celeris has a name for.
+func EngineTypeOf(b weir.Backend) engine.EngineType {
+	if b == weir.BackendURing {
 		return engine.IOUring
 	}
 	return engine.Epoll
