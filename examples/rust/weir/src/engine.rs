@@ -106,6 +106,18 @@ impl Builder {
         self.backend = sys::WEIR_BACKEND_URING;
         self
     }
+    /// Use the backend the library's list names `name` ([`crate::backends`]:
+    /// `"epoll"`, `"uring"`); a name no backend has is `-EINVAL`, never a
+    /// silent epoll.
+    pub fn backend(mut self, name: &str) -> Result<Self> {
+        let c = CString::new(name).map_err(|_| Error(-22))?;
+        let id = unsafe { sys::weir_backend_by_name(c.as_ptr()) };
+        if id <= 0 {
+            return Err(Error(id.min(-1)));
+        }
+        self.backend = id as u32;
+        Ok(self)
+    }
     /// Creates the engine, binds its listeners and starts its loop threads,
     /// each calling `handler` for every request.
     pub fn serve<F>(self, handler: F) -> Result<Engine>

@@ -122,6 +122,24 @@ pub fn version() -> &'static str {
     unsafe { static_str(sys::weir_version_string()) }
 }
 
+/// Every backend of the linked library, by its short name, in its order
+/// (`"epoll"` first): weir's one list (`weir_backend_name`), so a caller
+/// that runs on each backend follows the library rather than a list of its
+/// own. A backend this kernel refuses is listed too: [`Builder::serve`]
+/// reports `WEIR_E_UNAVAILABLE` for it.
+pub fn backends() -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let mut id = 1u32;
+    loop {
+        let p = unsafe { sys::weir_backend_name(id) };
+        if p.is_null() {
+            return out;
+        }
+        out.push(unsafe { static_str(p) });
+        id += 1;
+    }
+}
+
 unsafe fn view<'a>(s: sys::weir_str_t) -> &'a [u8] {
     if s.len == 0 || s.ptr.is_null() {
         &[]

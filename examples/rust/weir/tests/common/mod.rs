@@ -9,19 +9,22 @@ use std::time::Duration;
 
 use weir::{Builder, Engine, Request, Response};
 
-/// Runs `check` with (and gives it to drop) an engine serving `handler` on each backend: epoll,
-/// then io_uring, which is skipped (and says so) when this kernel refuses a
-/// ring (`WEIR_E_UNAVAILABLE`: an old kernel, a seccomp filter, a container
-/// with io_uring disabled).
+/// Runs `check` with (and gives it to drop) an engine serving `handler` on each backend of the library's
+/// list ([`weir::backends`]: epoll, then io_uring); a backend this kernel refuses
+/// (`WEIR_E_UNAVAILABLE`: an old kernel, a seccomp filter, a container with
+/// io_uring disabled) is skipped and says so. Never epoll, the one every
+/// kernel has.
 pub fn each_backend<H>(builder: impl Fn() -> Builder, handler: H, check: impl Fn(Engine, &str))
 where
     H: Fn(&Request<'_>) -> Response + Clone + Send + Sync + 'static,
 {
-    for backend in ["epoll", "uring"] {
-        let b = if backend == "uring" { builder().uring() } else { builder() };
+    let names = weir::backends();
+    assert!(names.len() >= 2 && names[0] == "epoll", "the library's backends: {names:?}");
+    for backend in names {
+        let b = builder().backend(backend).unwrap_or_else(|e| panic!("{backend}: {e}"));
         let engine = match b.serve(handler.clone()) {
-            Err(e) if backend == "uring" && e.name() == "WEIR_E_UNAVAILABLE" => {
-                eprintln!("skip io_uring: {e}");
+            Err(e) if backend != "epoll" && e.name() == "WEIR_E_UNAVAILABLE" => {
+                eprintln!("skip {backend}: {e}");
                 continue;
             }
             r => r.unwrap_or_else(|e| panic!("{backend}: engine: {e}")),
