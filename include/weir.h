@@ -356,6 +356,22 @@ typedef void (*weir_handler_fn)(void *user, weir_exchange *ex);
 /* msg is NUL-terminated and valid only during the call; any worker thread. */
 typedef void (*weir_log_fn)(void *user, int level, const char *msg);
 
+/* weir_config.on_conn (0.4; docs/api.md §5.11): a connection's life, told to
+ * the host. event is WEIR_CONN_OPEN (right after the accept; reason 0) or
+ * WEIR_CONN_CLOSE (once, when weir closes it or hands it out, with the
+ * reason it is counted under in weir_metrics.closes: WEIR_CLOSE_*). conn_id
+ * is unique within the engine; worker is w's index. peer is the address weir
+ * knows at that moment (NULL, len 0 when the kernel gave none): the socket's
+ * at OPEN, at CLOSE the PROXY header's source once one was read. Called on
+ * the thread running w (inline: its loop thread; driven: the thread inside
+ * weir_worker_poll or weir_respond), except at weir_engine_destroy for what
+ * was still open then. It must return quickly and call nothing of weir's but
+ * weir_worker_wake. */
+typedef void (*weir_conn_fn)(void *user, weir_worker *w, uint32_t worker, uint64_t conn_id, uint32_t event,
+                             uint32_t reason, const struct sockaddr *peer, socklen_t len);
+#define WEIR_CONN_OPEN 1
+#define WEIR_CONN_CLOSE 2
+
 /*
  * The engine's configuration. weir_config_init is required: it sets size and
  * every default named below (after the colon), then the host changes what it
@@ -517,7 +533,11 @@ typedef struct weir_config {
                                     kernel (malloc_trim). A worker with nothing to trim sets
                                     no timer. WEIR_TRIM_OFF: never (the pool keeps up to 256
                                     states, the heap what it had). 0 = 1000                */
-    uint32_t reserved2_;        /* 0 (the struct grows after this field)          */
+    uint32_t reserved2_;        /* 0                                               */
+    weir_conn_fn on_conn;       /* (0.4; docs/api.md §5.11) each connection's OPEN
+                                    and CLOSE; NULL = none (nothing is done): NULL */
+    void *conn_user;            /* (0.4) passed to on_conn: NULL (the struct grows
+                                    after this field)                              */
 } weir_config;
 
 /* weir_config.request_timeout_ms, min_body_rate, min_send_rate (0.4): off. */

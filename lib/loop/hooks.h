@@ -46,6 +46,10 @@ struct LoopHooks {
     // sleeping, so its timer ticks cost nothing and replay the same. Only
     // ever raised: the clock stays monotonic.
     std::atomic<int64_t> clock_skew_ms{0};
+    // cfg.on_conn's mutant: close_conn (the close path most connections
+    // take) tells no CLOSE. tests/integration/test_conn_events.cc shows its
+    // ledger then finds connections opened and never closed.
+    std::atomic<bool> skip_close_event{false};
 };
 LoopHooks &loop_hooks();
 

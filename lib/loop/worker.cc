@@ -28,6 +28,8 @@ Worker::Worker(Engine &engine, uint32_t index, std::unique_ptr<Port> port)
     max_connections_ = c.max_connections;
     max_pipeline_ = c.max_pipeline;
     nodelay_ = c.tcp_nodelay != 0;
+    on_conn_ = c.on_conn;
+    conn_user_ = c.conn_user;
     trim_ms_ = c.trim_interval_ms == WEIR_TRIM_OFF ? 0 : c.trim_interval_ms;
     timers_.set_duration(TimerKind::Idle, c.idle_timeout_ms);
     timers_.set_duration(TimerKind::Head, c.header_timeout_ms);

@@ -249,6 +249,25 @@ class Worker final : public ImageSink {
     void expire_timers();
     void bind_settle(Slot &s, ConnWait w); // worker_binding.cc
     void bind_expired(Slot &s);
+    // worker_conn_events.cc: cfg.on_conn, told where each close is counted.
+    // Off (NULL): one untaken branch per accept and per close.
+    void conn_opened(Slot &s) {
+        if (on_conn_)
+            conn_event(s, WEIR_CONN_OPEN, 0);
+    }
+    void conn_closed(Slot &s, uint32_t reason) {
+        if (on_conn_)
+            conn_event(s, WEIR_CONN_CLOSE, reason);
+    }
+    // A connection closed without a slot of this worker: id 0 is one that
+    // was accepted and never admitted (it opens and closes here, at once).
+    // fd (still open) is asked its peer when the accept gave none.
+    void conn_closed(uint64_t id, uint32_t reason, const sockaddr_storage &peer, socklen_t len, int fd = -1) {
+        if (on_conn_)
+            conn_event_unslotted(id, reason, peer, len, fd);
+    }
+    void conn_event(Slot &s, uint32_t event, uint32_t reason);
+    void conn_event_unslotted(uint64_t id, uint32_t reason, const sockaddr_storage &peer, socklen_t len, int fd);
     // worker_conns.cc
     void admit(ConnImage &img);
     void close_conn(Slot &s, uint32_t reason);
@@ -354,6 +373,8 @@ class Worker final : public ImageSink {
     uint32_t max_pipeline_ = 64;
     bool nodelay_ = true;
     uint32_t retry_ms_ = 50;
+    weir_conn_fn on_conn_ = nullptr; // cfg.on_conn
+    void *conn_user_ = nullptr;
 
     std::unique_ptr<ConnPool> pool_;
     TrimPolicy trim_;

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "loop/engine.h"
+#include "loop/hooks.h"
 #include "loop/linger.h"
 #include "loop/sock_ops.h"
 #include "loop/worker.h"
@@ -163,7 +164,8 @@ void Worker::admit(ConnImage &img) {
     // A new connection (an accept or a sibling's hand-off: no id yet) owes
     // its PROXY header; a moved one read it where it was (its image's peer
     // is the proxied one), or came from an engine that asks for none.
-    bool owes_proxy = img.id == 0 && engine_.cfg().proxy_protocol == WEIR_PROXY_ON;
+    bool fresh = img.id == 0;
+    bool owes_proxy = fresh && engine_.cfg().proxy_protocol == WEIR_PROXY_ON;
     int fd = img.fd;
     img.fd = -1;
     if (nodelay_) { // socket options are the adopter's: re-applied whatever the source set
@@ -172,8 +174,9 @@ void Worker::admit(ConnImage &img) {
     }
     Slot *sp = alloc_slot();
     if (!sp) {
-        ::close(fd);
         metrics.close(WEIR_CLOSE_RESOURCE);
+        conn_closed(img.id, WEIR_CLOSE_RESOURCE, img.peer, img.peer_len, fd);
+        ::close(fd);
         log_once(LOG_NO_MEMORY, "out of memory for a connection slot; connection closed");
         return;
     }
@@ -209,6 +212,8 @@ void Worker::admit(ConnImage &img) {
     live_ = &s;
     live_count_++;
     metrics.add(M_CONNECTIONS_OPEN);
+    if (fresh) // a moved one opened where it was accepted
+        conn_opened(s);
     // The image's counts were its source's; what its bytes parse to here is ours.
     s.folded.requests = img.requests;
     s.folded.responses = img.responses;
@@ -270,6 +275,8 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
     // Counted before the peer can see the close, so a client that saw it
     // reads consistent metrics.
     metrics.close(reason);
+    if (on_conn_ && !loop_hooks().skip_close_event.load(std::memory_order_relaxed)) // the test's mutant
+        conn_event(s, WEIR_CONN_CLOSE, reason);
     if (reason == WEIR_CLOSE_RESOURCE) // whatever ran out first for it was logged already, or is now
         log_once(LOG_NO_MEMORY, "out of memory or buffers for a connection; connection closed");
     bool error = lingering(reason) && !s.broken && !linger_hooks().skip_error_drain.load();
@@ -417,6 +424,7 @@ void Worker::input_late(Slot &s, const char *p, size_t n) {
         ::close(img.fd);
         img.fd = -1;
         metrics.close(WEIR_CLOSE_RESOURCE);
+        conn_closed(s, WEIR_CLOSE_RESOURCE);
         log_once(LOG_NO_MEMORY, "out of memory for a moving connection's bytes; connection closed");
         return;
     }

@@ -68,6 +68,7 @@ Take Worker::accepted(Take t, Accepted &a) {
         if (hand_off(a))
             return Take::Took;
         metrics.close(WEIR_CLOSE_MAX_CONNECTIONS); // counted before the peer can see it
+        conn_closed(0, WEIR_CLOSE_MAX_CONNECTIONS, a.peer, a.peer_len, a.fd);
         answer_over_limit(a.fd);
         return Take::Took;
     }
@@ -131,6 +132,7 @@ Take Worker::admit_handoff() {
     handoff_local_ = n->next;
     if (n->close_reason) { // a handover's, given back to be closed where it is counted
         metrics.close(n->close_reason);
+        conn_closed(n->img.id, n->close_reason, n->img.peer, n->img.peer_len, n->img.fd);
         drop_image(n, 0);
         return Take::Took;
     }
@@ -168,6 +170,7 @@ void Worker::refuse(ImageNode *n, uint32_t reason) {
         }
     }
     metrics.close(reason);
+    conn_closed(n->img.id, reason, n->img.peer, n->img.peer_len, n->img.fd);
     drop_image(n, reason);
 }
 

@@ -49,6 +49,7 @@ void Worker::drop_unadmitted() {
     for (uint32_t i = 0; i < max_connections_ && port_->accept(-1, a, false) == Take::Took; i++) {
         metrics.add(M_ACCEPTED);
         metrics.close(WEIR_CLOSE_SHUTDOWN);
+        conn_closed(0, WEIR_CLOSE_SHUTDOWN, a.peer, a.peer_len, a.fd);
         ::close(a.fd);
         a = Accepted{};
     }

@@ -102,8 +102,10 @@ void Worker::upgrade_deliver(Slot &s, ImageNode *n) {
         delete n;
         n = nullptr;
     }
-    if (n)
+    if (n) {
         metrics.close(WEIR_CLOSE_UPGRADED);
+        conn_closed(s, WEIR_CLOSE_UPGRADED);
+    }
     try {
         upgraded_.push_back(h);
     } catch (...) {

@@ -1,0 +1,287 @@
+// cfg.on_conn (docs/api.md §5.11): every accepted connection is told once
+// open and once closed, with the reason its close is counted under, on the
+// worker's thread, with the client's address. Inline and driven alike.
+//
+// One connection for each way a connection ends: the client closes (PEER),
+// it asks for the close (NOT_KEEP_ALIVE), its keep-alive wait runs out
+// (IDLE_TIMEOUT), it sends garbage (BAD_REQUEST, answered 400), it is still
+// open at the shutdown (SHUTDOWN), and one over max_connections (answered
+// 503, never given a slot: MAX_CONNECTIONS). The ledger then holds exactly
+// one OPEN and one CLOSE per client, OPEN first, with the client's own port
+// as peer, and its closes by reason equal weir_metrics.closes.
+//   positive arms: test_events_{inline,driven}, test_events_over_limit.
+//   null arm: test_events_off (on_conn NULL, conn_user set): nothing called.
+//   negative arm: test_ledger_catches_a_missing_close runs the same clients
+//   with LoopHooks::skip_close_event (close_conn tells no CLOSE: the mutant
+//   of the rule) and shows the ledger check fails: the check would catch a
+//   close path that forgets its event.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
+#include "loop/hooks.h"
+#include "support/net.h"
+
+using namespace testnet;
+
+namespace {
+
+struct Entry {
+    int opens = 0, closes = 0;
+    bool close_before_open = false;
+    uint32_t reason = 0;
+    uint16_t open_port = 0, close_port = 0;
+    uint32_t worker = 0;
+};
+
+struct Ledger {
+    std::mutex mu;
+    std::map<uint64_t, Entry> by_id;
+    std::thread::id loop_thread; // driven: the polling thread; inline: set by the handler
+    bool wrong_thread = false;
+    int calls = 0;
+};
+
+uint16_t port_of(const sockaddr *sa, socklen_t len) {
+    if (!sa || len < sizeof(sockaddr_in) || sa->sa_family != AF_INET)
+        return 0;
+    return ntohs(reinterpret_cast<const sockaddr_in *>(sa)->sin_port);
+}
+
+void on_conn(void *user, weir_worker *, uint32_t worker, uint64_t id, uint32_t event, uint32_t reason,
+             const sockaddr *peer, socklen_t len) {
+    auto *l = static_cast<Ledger *>(user);
+    std::lock_guard<std::mutex> g(l->mu);
+    l->calls++;
+    if (l->loop_thread != std::thread::id() && l->loop_thread != std::this_thread::get_id())
+        l->wrong_thread = true;
+    Entry &e = l->by_id[id];
+    e.worker = worker;
+    if (event == WEIR_CONN_OPEN) {
+        e.opens++;
+        e.open_port = port_of(peer, len);
+    } else if (event == WEIR_CONN_CLOSE) {
+        if (e.opens == 0)
+            e.close_before_open = true;
+        e.closes++;
+        e.reason = reason;
+        e.close_port = port_of(peer, len);
+    }
+}
+
+Ledger *g_ledger; // the inline handler names its thread the loop's
+
+void handler(void *, weir_exchange *ex) {
+    {
+        std::lock_guard<std::mutex> g(g_ledger->mu);
+        g_ledger->loop_thread = std::this_thread::get_id();
+    }
+    answer(ex, 200, "ok");
+}
+
+uint16_t local_port(const Client &c) {
+    sockaddr_in sa{};
+    socklen_t len = sizeof sa;
+    ::getsockname(c.fd, reinterpret_cast<sockaddr *>(&sa), &len);
+    return ntohs(sa.sin_port);
+}
+
+// The clients, each ending one way; their local ports by the reason expected.
+std::map<uint16_t, uint32_t> run_clients(Server &s, std::vector<Client> &kept) {
+    std::map<uint16_t, uint32_t> want;
+    { // the client closes after its answer
+        Client c = connect_to(s.port);
+        want[local_port(c)] = WEIR_CLOSE_PEER;
+        assert_true(send_all(c, get("/a")));
+        assert_int_equal(read_response(c).status, 200);
+        c.close();
+        assert_int_equal(s.wait_closes(WEIR_CLOSE_PEER, 1), 1);
+    }
+    { // asks for the close
+        Client c = connect_to(s.port);
+        want[local_port(c)] = WEIR_CLOSE_NOT_KEEP_ALIVE;
+        assert_true(send_all(c, get("/b", "Connection: close\r\n")));
+        assert_int_equal(read_response(c).status, 200);
+        assert_true(wait_closed(c));
+    }
+    { // its keep-alive wait runs out (idle_timeout_ms)
+        Client c = connect_to(s.port);
+        want[local_port(c)] = WEIR_CLOSE_IDLE_TIMEOUT;
+        assert_true(send_all(c, get("/c")));
+        assert_int_equal(read_response(c).status, 200);
+        assert_true(wait_closed(c));
+    }
+    { // garbage: 400
+        Client c = connect_to(s.port);
+        want[local_port(c)] = WEIR_CLOSE_BAD_REQUEST;
+        assert_true(send_all(c, "NOT HTTP AT ALL\r\n\r\n"));
+        assert_int_equal(read_response(c).status, 400);
+        assert_true(wait_closed(c));
+    }
+    for (int i = 0; i < 3; i++) { // open at the shutdown
+        Client c = connect_to(s.port);
+        want[local_port(c)] = WEIR_CLOSE_SHUTDOWN;
+        assert_true(send_all(c, get("/d")));
+        assert_int_equal(read_response(c).status, 200);
+        kept.push_back(std::move(c));
+    }
+    return want;
+}
+
+// The ledger's verdict: "" when every client has exactly one OPEN then one
+// CLOSE with the reason and port expected, nothing else was told, and the
+// closes by reason equal the metrics'; else what is wrong.
+std::string check(Ledger &l, const std::map<uint16_t, uint32_t> &want, const weir_metrics &m) {
+    std::lock_guard<std::mutex> g(l.mu);
+    if (l.wrong_thread)
+        return "an event off the worker's thread";
+    if (l.by_id.size() != want.size())
+        return "ids " + std::to_string(l.by_id.size()) + ", clients " + std::to_string(want.size());
+    uint64_t by_reason[WEIR_CLOSE_REASONS] = {};
+    std::map<uint16_t, int> seen;
+    for (auto &[id, e] : l.by_id) {
+        if (e.opens != 1 || e.closes != 1 || e.close_before_open)
+            return "id " + std::to_string(id) + ": " + std::to_string(e.opens) + " opens, " +
+                   std::to_string(e.closes) + " closes";
+        if (e.open_port != e.close_port)
+            return "id " + std::to_string(id) + ": peer changed";
+        auto w = want.find(e.open_port);
+        if (w == want.end())
+            return "id " + std::to_string(id) + ": no client at port " + std::to_string(e.open_port);
+        if (w->second != e.reason)
+            return "port " + std::to_string(e.open_port) + ": reason " + std::to_string(e.reason) + ", want " +
+                   std::to_string(w->second);
+        seen[e.open_port]++;
+        by_reason[e.reason]++;
+    }
+    if (seen.size() != want.size())
+        return "a client told twice";
+    for (uint32_t r = 0; r < WEIR_CLOSE_REASONS; r++)
+        if (by_reason[r] != m.closes[r])
+            return "reason " + std::to_string(r) + ": " + std::to_string(by_reason[r]) + " told, " +
+                   std::to_string(m.closes[r]) + " counted";
+    return "";
+}
+
+weir_config events_config(uint32_t mode, Ledger *l) {
+    weir_config c = config(1, mode, mode == WEIR_MODE_INLINE ? handler : nullptr, nullptr);
+    c.idle_timeout_ms = 150;
+    c.on_conn = on_conn;
+    c.conn_user = l;
+    return c;
+}
+
+// Runs the clients on an inline or driven engine, shuts it down, and
+// returns the ledger's verdict.
+std::string run(uint32_t mode, Ledger &l) {
+    g_ledger = &l;
+    Server s;
+    weir_config c = events_config(mode, &l);
+    assert_int_equal(s.start(c), 0);
+    std::thread driver;
+    if (mode == WEIR_MODE_DRIVEN) {
+        weir_worker *w = nullptr;
+        assert_int_equal(weir_engine_worker(s.e, 0, &w), 0);
+        driver = std::thread([w, &l] {
+            {
+                std::lock_guard<std::mutex> g(l.mu);
+                l.loop_thread = std::this_thread::get_id();
+            }
+            weir_exchange *out[16];
+            for (;;) {
+                int n = weir_worker_poll(w, out, 16, 50);
+                if (n < 0)
+                    break;
+                for (int i = 0; i < n; i++)
+                    answer(out[i], 200, "ok");
+            }
+        });
+    }
+    std::vector<Client> kept;
+    std::map<uint16_t, uint32_t> want = run_clients(s, kept);
+    assert_int_equal(s.shutdown(2000000000LL), 0);
+    if (driver.joinable())
+        driver.join();
+    return check(l, want, s.metrics());
+}
+
+void test_events_inline(void **) {
+    Ledger l;
+    std::string v = run(WEIR_MODE_INLINE, l);
+    assert_string_equal(v.c_str(), "");
+}
+
+void test_events_driven(void **) {
+    Ledger l;
+    std::string v = run(WEIR_MODE_DRIVEN, l);
+    assert_string_equal(v.c_str(), "");
+}
+
+// The arm that must lose: close_conn's CLOSE skipped (the mutant), the
+// same check finds connections that opened and never closed.
+void test_ledger_catches_a_missing_close(void **) {
+    weir::loop_hooks().skip_close_event.store(true);
+    Ledger l;
+    std::string v = run(WEIR_MODE_INLINE, l);
+    weir::loop_hooks().skip_close_event.store(false);
+    assert_true(v.find("0 closes") != std::string::npos);
+}
+
+// Over max_connections: accepted, answered 503, closed without a slot; the
+// host still sees it open and close (MAX_CONNECTIONS), with its address.
+void test_events_over_limit(void **) {
+    Ledger l;
+    g_ledger = &l;
+    Server s;
+    weir_config c = events_config(WEIR_MODE_INLINE, &l);
+    c.max_connections = 1;
+    assert_int_equal(s.start(c), 0);
+    std::map<uint16_t, uint32_t> want;
+    Client held = connect_to(s.port);
+    want[local_port(held)] = WEIR_CLOSE_SHUTDOWN;
+    assert_true(send_all(held, get("/held")));
+    assert_int_equal(read_response(held).status, 200); // admitted: the limit is reached
+    Client over = connect_to(s.port);
+    want[local_port(over)] = WEIR_CLOSE_MAX_CONNECTIONS;
+    assert_true(send_all(over, get("/over")));
+    assert_int_equal(read_response(over).status, 503);
+    assert_true(wait_closed(over));
+    assert_int_equal(s.shutdown(2000000000LL), 0);
+    std::string v = check(l, want, s.metrics());
+    assert_string_equal(v.c_str(), "");
+}
+
+// on_conn NULL: conn_user is never passed anywhere, nothing is told.
+void test_events_off(void **) {
+    Ledger l;
+    g_ledger = &l;
+    Server s;
+    weir_config c = events_config(WEIR_MODE_INLINE, &l);
+    c.on_conn = nullptr;
+    assert_int_equal(s.start(c), 0);
+    std::vector<Client> kept;
+    run_clients(s, kept);
+    assert_int_equal(s.shutdown(2000000000LL), 0);
+    std::lock_guard<std::mutex> g(l.mu);
+    assert_int_equal(l.calls, 0);
+}
+
+} // namespace
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_events_inline),
+        cmocka_unit_test(test_events_driven),
+        cmocka_unit_test(test_events_over_limit),
+        cmocka_unit_test(test_events_off),
+        cmocka_unit_test(test_ledger_catches_a_missing_close),
+    };
+    return cmocka_run_group_tests_name("conn_events", tests, nullptr, nullptr);
+}
