@@ -164,6 +164,17 @@ type Config struct {
 	// whose request contexts are cancelled so, as net/http's are; the celeris
 	// engine sets it too.
 	ReportGone bool
+	// OnConnect and OnDisconnect are called once for each connection weir
+	// accepts and once when it closes (for whatever reason: the client, a
+	// timeout, a bad request, max connections, shutdown), with the client's
+	// address as "127.0.0.1:5555" or "[::1]:5555" ("" when the kernel gave
+	// none; under the PROXY protocol OnConnect gets the balancer's and
+	// OnDisconnect the header's source). Both run on the worker's goroutine
+	// right after the poll that saw them, before that poll's requests are
+	// dispatched: they must not block. A connection moved to another engine
+	// (a switch) is not disconnected. nil: not asked (nothing is done).
+	OnConnect    func(addr string)
+	OnDisconnect func(addr string)
 	// StreamBodyBytes streams request bodies instead of buffering them
 	// whole: a body with a Content-Length of at least this, every chunked
 	// body and every request that expects 100-continue reach the handler at

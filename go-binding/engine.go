@@ -49,6 +49,7 @@ type Engine struct {
 	st    streamTable                     // open streamed answers (stream.go)
 	hj    hijackTable                     // Hijacks waiting for their connection (hijack.go)
 	gn    goneTable                       // NotifyGone callbacks (gone.go)
+	cv    connEvents                      // OnConnect, OnDisconnect (connev.go)
 	ctx   atomic.Pointer[context.Context] // Listen's context without its cancellation: the base of net/http request contexts
 
 	// Attached before Listen (an Upgrader, systemd activation): they may
@@ -113,12 +114,20 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.host = host
+	e.cv.fill(&cc, &cfg)
 	rc := C.weir_engine_create(&cc, &e.ce)
 	C.free(unsafe.Pointer(limits)) // copied by weir_engine_create
 	freeC(trusted)                 // so is the trusted list
 	if rc != 0 {
 		freeC(host)
+		e.cv.free()
 		return nil, codeErr("weir_engine_create", rc)
+	}
+	if err := e.cv.size(e.ce); err != nil {
+		C.weir_engine_destroy(e.ce)
+		freeC(host)
+		e.cv.free()
+		return nil, err
 	}
 	e.fatal = make(chan error, int(C.weir_engine_workers(e.ce))+1)
 	// weirgo_cycle's watch, in C memory it reads after each poll: [0] open
@@ -286,6 +295,8 @@ func (e *Engine) stop(grace int64, listening bool) {
 	e.host = nil
 	C.free(unsafe.Pointer(e.watch))
 	e.watch, e.st.open = nil, nil
+	e.cv.free() // after destroy: weir no longer tells
+
 	e.life.Unlock()
 	close(e.done)
 }

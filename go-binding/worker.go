@@ -190,6 +190,7 @@ func (wk *worker) run() error {
 		wk.polls.Add(1)
 		n := int(cCycle(wk.w, ans, C.uint32_t(nans), arena, &wk.rcs[0], reads, nreads, rarena, &wk.ex[0],
 			&wk.reqs[0], peers, C.uint32_t(len(wk.ex)), C.int(timeout), e.watch, &wk.upped[0], mark))
+		wk.e.cv.drain(wk.w) // connections opened and closed in this poll, before its requests
 		wk.readsDone()
 		for i := 0; i < nans; i++ {
 			e.countRespond(C.int(wk.rcs[i]))
