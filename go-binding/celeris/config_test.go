@@ -43,8 +43,8 @@ func TestFactoryRefuses(t *testing.T) {
 		{"engine default: adaptive, served", ok(celeris.Config{Protocol: celeris.HTTP1}), ""},
 		{"engine adaptive: served", ok(celeris.Config{Protocol: celeris.HTTP1, Engine: celeris.Adaptive}), ""},
 		{"engine std", ok(celeris.Config{Protocol: celeris.HTTP1, Engine: celeris.Std}), "Engine std"},
-		{"on connect", ok(celeris.Config{Protocol: celeris.HTTP1, Engine: testEngine(), OnConnect: func(string) {}}), "OnConnect"},
-		{"on disconnect", ok(celeris.Config{Protocol: celeris.HTTP1, Engine: testEngine(), OnDisconnect: func(string) {}}), "OnDisconnect"},
+		{"on connect: served", ok(celeris.Config{Protocol: celeris.HTTP1, Engine: testEngine(), OnConnect: func(string) {}}), ""},
+		{"on disconnect: served", ok(celeris.Config{Protocol: celeris.HTTP1, Engine: testEngine(), OnDisconnect: func(string) {}}), ""},
 		{"socket buffers", ok(celeris.Config{Protocol: celeris.HTTP1, Engine: testEngine(), SocketRecvBuf: 1 << 16}), "SocketRecvBuf"},
 		{"control: served", ok(celeris.Config{Protocol: celeris.HTTP1, Engine: testEngine()}), ""},
 	} {

@@ -56,8 +56,11 @@ var ErrNotServed = errors.New("weirceleris: not served by weir")
 //   - AsyncHandlers, which celeris sets when any route is marked async
 //     (Route.Async), runs every handler on a goroutine of its own (weir's
 //     Async), so async routes may block; otherwise handlers run inline.
-//   - OnConnect, OnDisconnect (weir reports no connection events to Go),
-//     SocketRecv and SocketSend (no such knob in weir) are refused when set.
+//   - OnConnect and OnDisconnect are weir's (weir's on_conn): called with the
+//     client's address on the worker's goroutine, once at the accept and
+//     once at the close (a connection Adaptive moves between its engines is
+//     neither). SocketRecv and SocketSend (no such knob in weir) are refused
+//     when set.
 //
 // base is weir's own configuration; the fields celeris's configuration
 // names override base's (Addr and Listener only where base has neither).
@@ -128,8 +131,11 @@ func translate(base weir.Config, cfg resource.Config, h stream.Handler) (weir.Co
 	default:
 		return c, o, refuse("Engine %s: weir is a native engine (epoll or io_uring)", cfg.Engine)
 	}
-	if cfg.OnConnect != nil || cfg.OnDisconnect != nil {
-		return c, o, refuse("OnConnect/OnDisconnect: weir reports no connection events to Go")
+	if cfg.OnConnect != nil { // on the worker's goroutine, at the accept, as celeris's engines call it
+		c.OnConnect = cfg.OnConnect
+	}
+	if cfg.OnDisconnect != nil { // ... and once at the close, whatever closed it
+		c.OnDisconnect = cfg.OnDisconnect
 	}
 	if cfg.Resources.SocketRecv != 0 || cfg.Resources.SocketSend != 0 {
 		return c, o, refuse("SocketRecvBuf/SocketSendBuf: weir sets no socket buffer sizes")
