@@ -177,6 +177,21 @@ pub const WEIR_LOG_INFO: c_int = 3;
 
 pub type weir_handler_fn = Option<unsafe extern "C" fn(user: *mut c_void, ex: *mut weir_exchange)>;
 pub type weir_log_fn = Option<unsafe extern "C" fn(user: *mut c_void, level: c_int, msg: *const c_char)>;
+/// weir_config.on_conn (0.4): a connection's OPEN and CLOSE (peer: a struct sockaddr).
+pub type weir_conn_fn = Option<
+    unsafe extern "C" fn(
+        user: *mut c_void,
+        w: *mut weir_worker,
+        worker: u32,
+        conn_id: u64,
+        event: u32,
+        reason: u32,
+        peer: *const c_void,
+        len: socklen_t,
+    ),
+>;
+pub const WEIR_CONN_OPEN: u32 = 1;
+pub const WEIR_CONN_CLOSE: u32 = 2;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -227,6 +242,8 @@ pub struct weir_config {
     pub overload_mem_mb: u32,
     pub trim_interval_ms: u32,
     pub reserved2_: u32,
+    pub on_conn: weir_conn_fn,
+    pub conn_user: *mut c_void,
 }
 
 /// weir_config.request_timeout_ms, min_body_rate, min_send_rate (0.4): off.
