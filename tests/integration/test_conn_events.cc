@@ -10,6 +10,7 @@
 // one OPEN and one CLOSE per client, OPEN first, with the client's own port
 // as peer, and its closes by reason equal weir_metrics.closes.
 //   positive arms: test_events_{inline,driven}, test_events_over_limit.
+//   moves: test_events_transplant_tells_no_move (A opens, B closes, by one id).
 //   null arm: test_events_off (on_conn NULL, conn_user set): nothing called.
 //   negative arm: test_ledger_catches_a_missing_close runs the same clients
 //   with LoopHooks::skip_close_event (close_conn tells no CLOSE: the mutant
@@ -258,6 +259,54 @@ void test_events_over_limit(void **) {
     assert_string_equal(v.c_str(), "");
 }
 
+void plain_handler(void *, weir_exchange *ex) { answer(ex, 200, "ok"); }
+
+// A transplant moves connections without a close: A tells each OPEN and no
+// CLOSE, B no OPEN and the CLOSE (with A's id and the same client), so one
+// ledger over both engines balances.
+void test_events_transplant_tells_no_move(void **) {
+    Ledger la, lb;
+    Server a, b;
+    weir_config ca = config(1, WEIR_MODE_INLINE, plain_handler, nullptr);
+    ca.on_conn = on_conn;
+    ca.conn_user = &la;
+    weir_config cb = ca;
+    cb.conn_user = &lb;
+    assert_int_equal(a.start(ca), 0);
+    assert_int_equal(b.start(cb), 0);
+    constexpr int kClients = 5;
+    std::vector<Client> cl;
+    for (int i = 0; i < kClients; i++) {
+        cl.push_back(connect_to(a.port));
+        assert_true(send_all(cl[i], get("/one")));
+        assert_int_equal(read_response(cl[i]).status, 200);
+    }
+    assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
+    for (int i = 0; i < kClients; i++) { // served wherever they are
+        assert_true(send_all(cl[i], get("/two")));
+        assert_int_equal(read_response(cl[i]).status, 200);
+    }
+    int64_t until = now_ms() + bound_ms(5000);
+    while (a.metrics().connections_open > 0 && now_ms() < until)
+        sleep_ms(5);
+    assert_int_equal(a.metrics().connections_open, 0);
+    assert_int_equal(b.shutdown(2000000000LL), 0);
+    assert_int_equal(a.shutdown(2000000000LL), 0);
+    std::lock_guard<std::mutex> ga(la.mu), gb(lb.mu);
+    assert_int_equal(la.by_id.size(), kClients);
+    assert_int_equal(lb.by_id.size(), kClients);
+    for (auto &[id, e] : la.by_id) {
+        assert_int_equal(e.opens, 1);
+        assert_int_equal(e.closes, 0); // moved: not closed where it left
+        auto it = lb.by_id.find(id);
+        assert_true(it != lb.by_id.end());
+        assert_int_equal(it->second.opens, 0); // nor opened where it landed
+        assert_int_equal(it->second.closes, 1);
+        assert_int_equal(it->second.reason, WEIR_CLOSE_SHUTDOWN);
+        assert_int_equal(it->second.close_port, e.open_port);
+    }
+}
+
 // on_conn NULL: conn_user is never passed anywhere, nothing is told.
 void test_events_off(void **) {
     Ledger l;
@@ -281,6 +330,7 @@ int main(void) {
         cmocka_unit_test(test_events_driven),
         cmocka_unit_test(test_events_over_limit),
         cmocka_unit_test(test_events_off),
+        cmocka_unit_test(test_events_transplant_tells_no_move),
         cmocka_unit_test(test_ledger_catches_a_missing_close),
     };
     return cmocka_run_group_tests_name("conn_events", tests, nullptr, nullptr);
