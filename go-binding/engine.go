@@ -50,6 +50,7 @@ type Engine struct {
 	hj    hijackTable                     // Hijacks waiting for their connection (hijack.go)
 	gn    goneTable                       // NotifyGone callbacks (gone.go)
 	ctx   atomic.Pointer[context.Context] // Listen's context without its cancellation: the base of net/http request contexts
+	hctx  atomic.Pointer[httpValues]     // that base with net/http's values (nethttp.go httpContext)
 
 	// Attached before Listen (an Upgrader, systemd activation): they may
 	// hold Listen at a gate, bind the listeners instead of
