@@ -264,3 +264,73 @@ func statusOf(c *client) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// Rule: a handler that hands off and then reads its streamed body (an
+// "Expect: 100-continue" request, so no byte came before the first read)
+// gets it: the read is posted to the worker, whose new driver runs it in its
+// first cycle, before its first poll, on the thread that holds the worker's
+// turn (weirgo_enter). Negative arm: the entry without the turn, the read
+// runs on a thread weir does not count as the worker's and is refused.
+func TestHandOffThenReadBodyExpect(t *testing.T) {
+	for _, mode := range []int{0, 2} {
+		name := "rule"
+		if mode != 0 {
+			name = "negative: entry without the turn"
+		}
+		t.Run(name, func(t *testing.T) {
+			testEnterMode(mode)
+			defer testEnterMode(0)
+			_, addr := start(t, Config{Workers: 1, StreamBodyBytes: 1, Handler: func(r *Request, w *ResponseWriter) {
+				if err := w.HandOff(); err != nil {
+					_ = w.RespondString(500, err.Error())
+					return
+				}
+				w.SetReadDeadline(time.Now().Add(2 * time.Second))
+				b, err := io.ReadAll(bodyOf(w))
+				if err != nil {
+					_ = w.RespondString(500, "read: "+err.Error())
+					return
+				}
+				_ = w.RespondString(200, string(b))
+			}})
+			c := dial(t, addr)
+			fails := 0
+			const n = 10
+			for i := 0; i < n; i++ {
+				c.send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+				line, err := c.br.ReadString('\n')
+				if err != nil {
+					t.Fatalf("no interim: %v", err)
+				}
+				if strings.HasPrefix(line, "HTTP/1.1 100") {
+					_, _ = c.br.ReadString('\n') // its blank line
+					c.send("hello")
+				} else {
+					// answered at once (the read failed before the 100): the final answer
+					for l := ""; l != "\r\n"; l, _ = c.br.ReadString('\n') {
+					}
+					fails++
+					c = dial(t, addr)
+					continue
+				}
+				resp, body := c.read("POST")
+				if resp.StatusCode != 200 || body != "hello" {
+					fails++
+					c = dial(t, addr)
+				}
+			}
+			if mode == 0 && fails != 0 {
+				t.Fatalf("%d of %d reads after a hand-off failed", fails, n)
+			}
+			if mode != 0 && fails == 0 {
+				t.Fatalf("negative arm: every read after a hand-off succeeded")
+			}
+		})
+	}
+}
+
+type bodyFunc func([]byte) (int, error)
+
+func (f bodyFunc) Read(p []byte) (int, error) { return f(p) }
+
+func bodyOf(w *ResponseWriter) io.Reader { return bodyFunc(w.ReadBody) }

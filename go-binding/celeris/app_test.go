@@ -38,7 +38,7 @@ func testBackend() weir.Backend {
 // testEngine is testBackend in celeris's names, for a celeris.Config's
 // Engine (one backend; Adaptive, weir's pair of both, is adaptive_test.go's).
 func testEngine() celeris.EngineType {
-	return EngineTypeOf(testBackend())
+	return celeris.EngineType(EngineTypeOf(testBackend()))
 }
 
 // app is a small celeris application: a middleware adding a header, a route
