@@ -63,6 +63,7 @@ type goStats struct {
 	responds   atomic.Uint64 // direct weir_respond crossings
 	panics     atomic.Uint64
 	goexits    atomic.Uint64
+	handOffs   atomic.Uint64
 	unanswered atomic.Uint64
 	gone       atomic.Uint64
 	refused    atomic.Uint64

@@ -100,6 +100,7 @@ type Metrics struct {
 	Exchanges      uint64 // exchanges handed to handlers
 	Panics         uint64 // handler panics recovered into a 500 (net/http handlers: no answer; a stream begun: aborted)
 	Goexits        uint64 // handlers that called runtime.Goexit (answered as Unanswered's are)
+	HandOffs       uint64 // inline handlers that handed their worker on to a new goroutine (HandOff, Hijack, a wait)
 	Streams        uint64 // streamed answers begun (ResponseWriter.Stream, net/http Flush)
 	StreamWaits    uint64 // stream writes that waited for the client to make room
 	Unanswered     uint64 // handlers that returned without answering (answered 500)
@@ -248,6 +249,7 @@ func (e *Engine) Metrics() Metrics {
 	m.DirectResponds = e.stats.responds.Load()
 	m.Panics = e.stats.panics.Load()
 	m.Goexits = e.stats.goexits.Load()
+	m.HandOffs = e.stats.handOffs.Load()
 	m.Streams = e.st.started.Load()
 	m.StreamWaits = e.st.waits.Load()
 	m.Unanswered = e.stats.unanswered.Load()
