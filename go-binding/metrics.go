@@ -91,6 +91,9 @@ type Metrics struct {
 	MemPooledBytes   uint64
 	MemReturnedBytes uint64
 	MemTrims         uint64
+	// Keep-alive connections the overload manager closed idle between
+	// requests once its level rose to 1 (each also Closes[WEIR_CLOSE_OVERLOAD]).
+	OverloadIdleClosed uint64
 
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
@@ -231,6 +234,7 @@ func (e *Engine) Metrics() Metrics {
 			m.MemPooledBytes = uint64(cm.mem_pooled_bytes)
 			m.MemReturnedBytes = uint64(cm.mem_returned_bytes)
 			m.MemTrims = uint64(cm.mem_trims)
+			m.OverloadIdleClosed = uint64(cm.overload_idle_closed)
 		}
 	}
 	e.life.RUnlock()
