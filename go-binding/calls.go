@@ -21,6 +21,7 @@ package weir
 #cgo nocallback weirgo_serve_file
 #cgo nocallback weirgo_on_worker
 #cgo nocallback weirgo_leave
+#cgo nocallback weirgo_enter
 #include "weirgo.h"
 */
 import "C"

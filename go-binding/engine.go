@@ -51,6 +51,7 @@ type Engine struct {
 	gn    goneTable                       // NotifyGone callbacks (gone.go)
 	cv    connEvents                      // OnConnect, OnDisconnect (connev.go)
 	ctx   atomic.Pointer[context.Context] // Listen's context without its cancellation: the base of net/http request contexts
+	hctx  atomic.Pointer[httpValues]     // that base with net/http's values (nethttp.go httpContext)
 
 	// Attached before Listen (an Upgrader, systemd activation): they may
 	// hold Listen at a gate, bind the listeners instead of
@@ -63,6 +64,7 @@ type goStats struct {
 	responds   atomic.Uint64 // direct weir_respond crossings
 	panics     atomic.Uint64
 	goexits    atomic.Uint64
+	handOffs   atomic.Uint64
 	unanswered atomic.Uint64
 	gone       atomic.Uint64
 	refused    atomic.Uint64

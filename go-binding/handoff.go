@@ -51,8 +51,9 @@ func (w *ResponseWriter) HandOff() error {
 // so it is counted as an async one (Shutdown waits for it); a Hijack's holds
 // none. The batch's request and writer slots are replaced, since the handler
 // keeps the ones it holds. The thread gives up the worker's turn first: until
-// the new driver polls, every answer is posted, so none is given beside
-// that poll from this thread (weir_worker_own).
+// the new driver takes it (weirgo_enter, on its own locked thread, before it
+// serves the rest of the batch), every answer is posted, so none is given
+// beside that driver from this thread (weir_worker_own).
 func (wk *worker) handOff(counted bool) {
 	e := wk.e
 	tok := wk.driver
@@ -60,11 +61,24 @@ func (wk *worker) handOff(counted bool) {
 	if counted {
 		e.inflight.Add(1)
 	}
-	C.weir_worker_own(wk.w, 0)
+	e.stats.handOffs.Add(1)
 	wk.rq = make([]Request, len(wk.rq))
 	wk.rw = make([]ResponseWriter, len(wk.rw))
-	C.weirgo_leave() // before the unlock: the thread may serve any goroutine after it
+	C.weirgo_leave(wk.w) // the turn and the flag, before the unlock: the thread may serve any goroutine after it
 	runtime.UnlockOSThread()
 	e.runWorker(wk)
 	e.wg.Done() // this goroutine's count: the new driver has its own
+}
+
+// The tests' switches for the hand-off's negative arms (handoff_test.go):
+// the mode of a driver's entry (0 whole, 1 none, 2 the flag without weir's
+// turn) and a leave that keeps the turn (the flag only).
+func testEnterMode(mode int) { C.weirgo_test_enter_mode(C.int(mode)) }
+
+func testLeaveKeepsTurn(on bool) {
+	v := 0
+	if on {
+		v = 1
+	}
+	C.weirgo_test_leave_keeps_turn(C.int(v))
 }

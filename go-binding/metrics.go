@@ -91,6 +91,9 @@ type Metrics struct {
 	MemPooledBytes   uint64
 	MemReturnedBytes uint64
 	MemTrims         uint64
+	// Keep-alive connections the overload manager closed idle between
+	// requests once its level rose to 1 (each also Closes[WEIR_CLOSE_OVERLOAD]).
+	OverloadIdleClosed uint64
 
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
@@ -100,6 +103,7 @@ type Metrics struct {
 	Exchanges      uint64 // exchanges handed to handlers
 	Panics         uint64 // handler panics recovered into a 500 (net/http handlers: no answer; a stream begun: aborted)
 	Goexits        uint64 // handlers that called runtime.Goexit (answered as Unanswered's are)
+	HandOffs       uint64 // inline handlers that handed their worker on to a new goroutine (HandOff, Hijack, a wait)
 	Streams        uint64 // streamed answers begun (ResponseWriter.Stream, net/http Flush)
 	StreamWaits    uint64 // stream writes that waited for the client to make room
 	Unanswered     uint64 // handlers that returned without answering (answered 500)
@@ -230,6 +234,7 @@ func (e *Engine) Metrics() Metrics {
 			m.MemPooledBytes = uint64(cm.mem_pooled_bytes)
 			m.MemReturnedBytes = uint64(cm.mem_returned_bytes)
 			m.MemTrims = uint64(cm.mem_trims)
+			m.OverloadIdleClosed = uint64(cm.overload_idle_closed)
 		}
 	}
 	e.life.RUnlock()
@@ -248,6 +253,7 @@ func (e *Engine) Metrics() Metrics {
 	m.DirectResponds = e.stats.responds.Load()
 	m.Panics = e.stats.panics.Load()
 	m.Goexits = e.stats.goexits.Load()
+	m.HandOffs = e.stats.handOffs.Load()
 	m.Streams = e.st.started.Load()
 	m.StreamWaits = e.st.waits.Load()
 	m.Unanswered = e.stats.unanswered.Load()

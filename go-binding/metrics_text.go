@@ -85,6 +85,16 @@ func (m Metrics) WriteText(w io.Writer, prefix string) error {
 	f("proxy_untrusted", m.ProxyUntrusted)
 	f("proxy_oversized", m.ProxyOversized)
 	f("proxy_timeouts", m.ProxyTimeouts)
+	f("overload_level", m.OverloadLevel)
+	f("overload_engaged", m.OverloadEngaged)
+	f("overload_keepalive_off", m.OverloadKeepAliveOff)
+	f("overload_accept_shrunk", m.OverloadAcceptShrunk)
+	f("overload_accept_pauses", m.OverloadAcceptPauses)
+	f("overload_refused", m.OverloadRefused)
+	f("mem_pooled_bytes", m.MemPooledBytes)
+	f("mem_returned_bytes", m.MemReturnedBytes)
+	f("mem_trims", m.MemTrims)
+	f("overload_idle_closed", m.OverloadIdleClosed)
 	for i := range m.Closes {
 		name := CloseReasonName(i)
 		if name != "unknown" || m.Closes[i] != 0 {

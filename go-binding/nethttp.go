@@ -162,10 +162,19 @@ func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Requ
 	target := keep(r.Target())
 	host := keep(r.Host())
 	hdr := make(http.Header, r.NumHeaders())
+	// Every field's first value in one backing array, as net/textproto
+	// reads them: capped at one, so a repeated field's append copies out
+	// rather than over its neighbour.
+	vals := make([]string, r.NumHeaders())
 	for i := 0; i < r.NumHeaders(); i++ {
 		n, v := r.HeaderAt(i)
 		key := http.CanonicalHeaderKey(keep(n))
-		hdr[key] = append(hdr[key], keep(v))
+		if prev, ok := hdr[key]; ok {
+			hdr[key] = append(prev, keep(v))
+			continue
+		}
+		vals[i] = keep(v)
+		hdr[key] = vals[i : i+1 : i+1]
 	}
 	// As net/http's server: Host is r.Host, the framing and the trailer's
 	// announcement are fields of their own.
@@ -194,11 +203,15 @@ func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Requ
 		u.Path = string([]byte(u.Path))
 		u.RawQuery = string([]byte(u.RawQuery))
 	}
+	ctx, cancel := context.WithCancel(w.e.httpContext(srv))
+	w.NotifyGone(cancel) // the client went (FIN, reset, forced shutdown): as net/http cancels it
 	body := r.Body()
-	req := &http.Request{
+	// Built on the stack and copied once by WithContext (the context is
+	// unexported): one Request on the heap, not two.
+	req := (&http.Request{
 		Method:        method,
 		URL:           u,
-		Proto:         "HTTP/1." + strconv.Itoa(r.ProtoMinor()),
+		Proto:         httpProto(r.ProtoMinor()),
 		ProtoMajor:    1,
 		ProtoMinor:    r.ProtoMinor(),
 		Header:        hdr,
@@ -208,7 +221,7 @@ func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Requ
 		Close:         !r.KeepAlive(),
 		Body:          http.NoBody,
 		Trailer:       trailer,
-	}
+	}).WithContext(ctx)
 	if chunked {
 		req.TransferEncoding = []string{"chunked"}
 		req.ContentLength = -1
@@ -221,16 +234,45 @@ func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Requ
 		hw.body = &nativeBody{b: body}
 		req.Body = hw.body
 	}
-	if a := r.RemoteAddr(); a != nil {
-		req.RemoteAddr = a.String()
+	req.RemoteAddr = r.remoteAddrString()
+	return req, hw, cancel
+}
+
+// httpProto is r.Proto without a concatenation per request.
+func httpProto(minor int) string {
+	switch minor {
+	case 1:
+		return "HTTP/1.1"
+	case 0:
+		return "HTTP/1.0"
 	}
-	ctx, cancel := context.WithCancel(w.e.baseContext())
-	w.NotifyGone(cancel) // the client went (FIN, reset, forced shutdown): as net/http cancels it
+	return "HTTP/1." + strconv.Itoa(minor)
+}
+
+// httpValues is the part of every request's context that is the same for
+// all of an engine's requests: Listen's base with net/http's server and
+// local-address values, built once per base (Listen stores a new one).
+type httpValues struct {
+	base *context.Context
+	srv  *http.Server
+	ctx  context.Context
+}
+
+func (e *Engine) httpContext(srv *http.Server) context.Context {
+	base := e.ctx.Load()
+	if v := e.hctx.Load(); v != nil && v.base == base && v.srv == srv {
+		return v.ctx
+	}
+	ctx := context.Background()
+	if base != nil {
+		ctx = *base
+	}
 	ctx = context.WithValue(ctx, http.ServerContextKey, srv)
-	if a := w.e.Addr(); a != nil {
+	if a := e.Addr(); a != nil {
 		ctx = context.WithValue(ctx, http.LocalAddrContextKey, net.Addr(a))
 	}
-	return req.WithContext(ctx), hw, cancel
+	e.hctx.Store(&httpValues{base: base, srv: srv, ctx: ctx})
+	return ctx
 }
 
 // nativeBody reads the request body in place; reads after the handler

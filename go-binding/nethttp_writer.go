@@ -31,6 +31,8 @@ type httpWriter struct {
 	w       *ResponseWriter
 	header  http.Header // the handler's
 	sent    http.Header // taken at WriteHeader: what is sent
+	sentMap http.Header // sent's map and values, kept with the pooled writer
+	sentVal []string
 	status  int
 	buf     bytes.Buffer
 	flushed bool
@@ -89,7 +91,43 @@ func (hw *httpWriter) WriteHeader(code int) {
 		panic("weir: invalid WriteHeader code " + strconv.Itoa(code))
 	}
 	hw.status = code
-	hw.sent = hw.header.Clone()
+	hw.sent = hw.snapshot()
+}
+
+// snapshot is hw.header.Clone() into the writer's own map and value array,
+// reused from request to request: what WriteHeader freezes must not follow
+// the handler's later changes (net/http's rule), and the copy need not cost
+// three allocations an answer. The values are copied, not shared, so a
+// handler that edits a slice in place after WriteHeader changes nothing sent.
+func (hw *httpWriter) snapshot() http.Header {
+	if hw.header == nil {
+		return nil
+	}
+	n := 0
+	for _, vs := range hw.header {
+		n += len(vs)
+	}
+	if hw.sentMap == nil || len(hw.sentMap) > 64 || cap(hw.sentVal) > 1024 {
+		hw.sentMap = make(http.Header, len(hw.header))
+		hw.sentVal = nil
+	}
+	clear(hw.sentMap)
+	if cap(hw.sentVal) < n {
+		hw.sentVal = make([]string, 0, n)
+	}
+	vals := hw.sentVal[:0]
+	for k, vs := range hw.header {
+		if vs == nil { // Clone keeps a nil value nil (net/http: the field is suppressed)
+			hw.sentMap[k] = nil
+			continue
+		}
+		off := len(vals)
+		vals = append(vals, vs...)
+		hw.sentMap[k] = vals[off:len(vals):len(vals)]
+	}
+	clear(vals[len(vals):cap(vals)]) // no string kept alive past its answer
+	hw.sentVal = vals
+	return hw.sentMap
 }
 
 func (hw *httpWriter) Write(p []byte) (int, error) {

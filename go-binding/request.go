@@ -111,6 +111,20 @@ func (r *Request) RemoteAddr() *net.TCPAddr {
 	return net.TCPAddrFromAddrPort(ap)
 }
 
+// remoteAddrString is RemoteAddr().String() in one allocation (net/http's
+// Request.RemoteAddr: "1.2.3.4:80", "[::1]:80"; a v4-mapped address as v4,
+// as net.TCPAddr prints it), or "" when weir has no peer address.
+func (r *Request) remoteAddrString() string {
+	if r.peer == nil {
+		return ""
+	}
+	ap, ok := sockaddrToAddrPort(r.peer)
+	if !ok {
+		return ""
+	}
+	return ap.String()
+}
+
 func sockaddrToAddrPort(ss *C.struct_sockaddr_storage) (netip.AddrPort, bool) {
 	b := unsafe.Slice((*byte)(unsafe.Pointer(ss)), C.sizeof_struct_sockaddr_storage)
 	family := *(*uint16)(unsafe.Pointer(ss))

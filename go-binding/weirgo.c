@@ -12,9 +12,39 @@ enum { STACK_HEADERS = 32 };
 // An async worker is not locked and never sets it.
 static __thread int on_worker;
 
+// The worker whose turn this thread holds (weir_worker_own 1, or a poll), as
+// far as the binding gave or took it: weirgo_owned reads it for the tests.
+static __thread weir_worker *owned;
+
 int weirgo_on_worker(void) { return on_worker; }
 
-void weirgo_leave(void) { on_worker = 0; }
+weir_worker *weirgo_owned(void) { return owned; }
+
+// mode: 0 the whole entry, 1 none of it, 2 the flag without weir's turn.
+// The last two are handoff_test's negative arms; nothing else sets them.
+static int enter_mode;
+
+void weirgo_test_enter_mode(int mode) { __atomic_store_n(&enter_mode, mode, __ATOMIC_RELAXED); }
+
+void weirgo_enter(weir_worker *w) {
+    int mode = __atomic_load_n(&enter_mode, __ATOMIC_RELAXED);
+    if (mode == 1) return;
+    on_worker = 1;
+    if (mode == 2) return;
+    weir_worker_own(w, 1);
+    owned = w;
+}
+
+static int leave_keeps_turn; // handoff_test's negative arm: the leave of old, flag only
+
+void weirgo_test_leave_keeps_turn(int on) { __atomic_store_n(&leave_keeps_turn, on, __ATOMIC_RELAXED); }
+
+void weirgo_leave(weir_worker *w) {
+    on_worker = 0;
+    if (__atomic_load_n(&leave_keeps_turn, __ATOMIC_RELAXED)) return;
+    weir_worker_own(w, 0);
+    if (owned == w) owned = NULL;
+}
 
 // Decodes nhdr records of [u32 name_len][u32 value_len][name][value] into h.
 static void decode_headers(const char *p, uint32_t nhdr, weir_header_t *h) {
@@ -155,7 +185,8 @@ int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const 
     if (mark)
         on_worker = 1;
     else if (nans > 0 || nreads > 0)
-        weir_worker_own(w, 1); // this cycle's thread gives the answers and reads: at once, not posted (the poll takes the turn anyway)
+        weir_worker_own(w, 1);
+    owned = w; // the poll below takes the turn if the line above did not // this cycle's thread gives the answers and reads: at once, not posted (the poll takes the turn anyway)
     for (uint32_t i = 0; i < nans; i++) {
         const weirgo_answer *a = &ans[i];
         rcs[i] = respond_encoded(a->ex, a->status, a->nhdr ? arena + a->hdr_off : NULL, a->nhdr,
@@ -197,8 +228,10 @@ int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const 
     // the worker's goroutine polls from another: no thread is the worker's
     // until that poll, so the handler's answer is posted, never given at once
     // beside the poll.
-    if (!mark)
+    if (!mark) {
         weir_worker_own(w, 0);
+        owned = NULL;
+    }
     return n;
 }
 

@@ -68,9 +68,21 @@ int weirgo_cycle(weir_worker *w, const weirgo_answer *ans, uint32_t nans, const 
 // WEIR_LENGTH_UNKNOWN for chunked. Returns weir_stream_start's result.
 // weirgo_on_worker: 1 on a thread that drives a worker (its goroutine is
 // the worker's, which must never wait for room its own next poll reports);
-// weirgo_leave clears it before that goroutine unlocks its thread.
+// weirgo_enter(w), on the locked thread of a goroutine that starts driving
+// an inline worker (the first, one after a hand-off or a Goexit), sets it and
+// takes w's turn (weir_worker_own 1) before any handler runs there: the rest
+// of a batch a hand-off left is served before this driver's first poll.
+// weirgo_leave(w) clears it and gives the turn up (weir_worker_own 0) before
+// that goroutine unlocks its thread, which may then run any goroutine: none
+// of them may answer at once beside the next driver's poll.
+// weirgo_owned: the worker whose turn this thread holds as the binding gave
+// it (tests); weirgo_test_*: the tests' switches for the negative arms.
 int weirgo_on_worker(void);
-void weirgo_leave(void);
+void weirgo_enter(weir_worker *w);
+void weirgo_leave(weir_worker *w);
+weir_worker *weirgo_owned(void);
+void weirgo_test_enter_mode(int mode);
+void weirgo_test_leave_keeps_turn(int on);
 
 int weirgo_stream_start(weir_exchange *ex, int status, const char *hdrs, uint32_t nhdr, uint64_t length,
                         uint32_t flags);

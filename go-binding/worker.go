@@ -141,8 +141,11 @@ func (wk *worker) run() error {
 		// handler goroutines it starts can run on its own thread while it
 		// yields (wait below), with no thread woken for them and none for it.
 		runtime.LockOSThread()
-		defer runtime.UnlockOSThread() // also after a Goexit: the thread is not lost with the goroutine
-		defer C.weirgo_leave()         // before the unlock: the thread may serve any goroutine after it
+		tok := wk.driver
+		defer wk.leave(tok) // also after a Goexit: the thread is not lost with the goroutine
+		// The worker's turn before the first handler: after a hand-off or a
+		// Goexit this driver serves the rest of a batch before it polls.
+		C.weirgo_enter(wk.w)
 		mark = 1
 	}
 	var peers *C.struct_sockaddr_storage
@@ -217,6 +220,26 @@ func (wk *worker) run() error {
 		}
 	}
 }
+
+// leave ends an inline driver's turn on its thread: weir's turn and the
+// flag go before the unlock, since the thread may then run any goroutine,
+// and none may answer at once beside the next driver's poll. A driver its
+// handler handed on left in handOff, and runs unlocked since (its thread may
+// be anyone's now, its handler's own lock included): nothing to do.
+func (wk *worker) leave(tok *driverTok) {
+	if tok.released {
+		return
+	}
+	C.weirgo_leave(wk.w)
+	if h := testAfterLeave; h != nil {
+		h(wk, C.weirgo_owned() == wk.w)
+	}
+	runtime.UnlockOSThread()
+}
+
+// testAfterLeave, set by handoff_test only, hears on the leaving thread
+// whether it still holds the worker's turn.
+var testAfterLeave func(wk *worker, holds bool)
 
 // maxYields bounds the polls without a wait while an async worker's handlers
 // run: a handler that blocks costs the worker this many empty passes, then

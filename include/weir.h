@@ -744,7 +744,9 @@ WEIR_API int weir_worker_own(weir_worker *w, int own);
                                         min_send_rate: closed (0.4)              */
 #define WEIR_CLOSE_OVERLOAD 24       /* the overload manager: answered 503 with Retry-After
                                         at once, or closed after its answer while
-                                        keep-alive was off (0.4; cfg.overload_*)        */
+                                        keep-alive was off, or closed idle between
+                                        requests when the level rose (lingering: FIN,
+                                        never a reset; 0.4; cfg.overload_*)            */
 #define WEIR_CLOSE_REASONS 32        /* 0.2 made room: 16 in 0.1 */
 
 /* A static name for a close reason ("peer", "bad_request", ...); "unknown"
@@ -845,6 +847,12 @@ typedef struct weir_metrics {
                                         io_uring provided buffers' pages released     */
     uint64_t mem_trims;              /* trim windows that gave something back (the
                                         pool, io_uring's buffers or a heap trim)      */
+    /* The overload manager, continued (0.4; docs/api.md §5.10). */
+    uint64_t overload_idle_closed;   /* keep-alive connections closed while idle between
+                                        requests because the level rose to >= 1 (the
+                                        rise's sweep, and ones whose last answer left
+                                        after it): each also WEIR_CLOSE_OVERLOAD, each
+                                        a lingering close (FIN, never a reset)        */
 } weir_metrics;
 
 /* weir_metrics.uring_tier: how the rings run (docs/uring.md). */

@@ -79,6 +79,7 @@ static void demo_print_engine_metrics(const weir_metrics *m) {
     F(mem_pooled_bytes);
     F(mem_returned_bytes);
     F(mem_trims);
+    F(overload_idle_closed);
 #undef F
     for (uint32_t i = 0; i < WEIR_CLOSE_REASONS; i++) {
         const char *name = weir_close_reason_name(i);

@@ -193,6 +193,7 @@ func (e *Engine) baseContext() context.Context {
 // serve is bridge.go's ServeHTTP on weir's request view. Header text and the
 // body are copied once: celeris handlers may keep them past the answer.
 func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
+	e.handOffAsync(r, w) // first: an async route's body reads and handler may wait
 	s := stream.NewH1Stream(1)
 	defer s.Release()
 

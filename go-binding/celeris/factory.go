@@ -54,8 +54,13 @@ var ErrNotServed = errors.New("weirceleris: not served by weir")
 //     its body is read (false: 417, and the body is never sent); Logger
 //     gets the engine's start, stop and handler errors.
 //   - AsyncHandlers, which celeris sets when any route is marked async
-//     (Route.Async), runs every handler on a goroutine of its own (weir's
-//     Async), so async routes may block; otherwise handlers run inline.
+//     (Route.Async), is honoured per route: handlers run inline on their
+//     worker's goroutine, and a request whose route celeris resolves as
+//     async (its AsyncRouteResolver) hands the worker on before its handler
+//     runs (weir.ResponseWriter.HandOff), so it may block and sync routes
+//     pay nothing. AsyncHandlers with no route marked (the server's default
+//     alone), or a handler that resolves no routes, runs every handler on a
+//     goroutine of its own (weir's Async). base.Async keeps that for all.
 //   - OnConnect and OnDisconnect are weir's (weir's on_conn): called with the
 //     client's address on the worker's goroutine, once at the accept and
 //     once at the close (a connection Adaptive moves between its engines is
@@ -84,10 +89,11 @@ func Factory(base weir.Config) func(resource.Config, stream.Handler) (engine.Eng
 // options are the celeris settings weir's Config has no field for: the
 // engine applies them per exchange.
 type options struct {
-	closeEach bool // DisableKeepAlive
-	adaptive  bool // Engine: Adaptive, on weir's adaptive pair
-	onExpect  func(method, path string, headers [][2]string) bool
-	logger    *slog.Logger
+	closeEach  bool // DisableKeepAlive
+	adaptive   bool // Engine: Adaptive, on weir's adaptive pair
+	onExpect   func(method, path string, headers [][2]string) bool
+	logger     *slog.Logger
+	routeAsync routeAsync // per-route async (route_async.go); nil: none
 }
 
 // longest is weir's longest deadline, the stand-in for celeris's "none".
@@ -191,11 +197,18 @@ func translate(base weir.Config, cfg resource.Config, h stream.Handler) (weir.Co
 			c.StreamBodyBytes = math.MaxInt64
 		}
 	}
-	// celeris sets AsyncHandlers when any route is async (Route.Async):
-	// every handler then runs on a goroutine of its own, so an async route
-	// may block. (Inline sync routes beside them would need a hand-off per
-	// async exchange, which weir's Go binding cannot yet give twice in one
-	// batch: docs/go.md.)
-	c.Async = c.Async || cfg.AsyncHandlers
+	// celeris sets AsyncHandlers when any route is async (Route.Async), and
+	// a user sets it as the server's default. With routes marked and a
+	// resolver to ask, handlers stay inline and each async route's request
+	// hands off (route_async.go), as celeris's own engines decide per
+	// route. Without either (AsyncHandlers as the default alone), every
+	// handler runs on a goroutine of its own (weir's Async).
+	if cfg.AsyncHandlers && !c.Async {
+		if r, ok := h.(stream.AsyncRouteResolver); ok && r.HasAsyncRoutes() {
+			o.routeAsync = r.RouteAsync
+		} else {
+			c.Async = true
+		}
+	}
 	return c, o, nil
 }

@@ -46,6 +46,14 @@ struct LoopHooks {
     // sleeping, so its timer ticks cost nothing and replay the same. Only
     // ever raised: the clock stays monotonic.
     std::atomic<int64_t> clock_skew_ms{0};
+    // The overload manager's idle closes (worker_overload.cc), their arms:
+    // an overload close (WEIR_CLOSE_OVERLOAD) closes at once instead of
+    // lingering, so a request the client had on its way draws a reset; and
+    // the level is not re-read after an accept batch, so the batch that
+    // passed a watermark leaves it unseen until some later event.
+    // tests/integration/test_overload_idle.cc shows both losses.
+    std::atomic<bool> overload_close_plain{false};
+    std::atomic<bool> overload_skip_batch_reread{false};
     // cfg.on_conn's mutant: close_conn (the close path most connections
     // take) tells no CLOSE. tests/integration/test_conn_events.cc shows its
     // ledger then finds connections opened and never closed.

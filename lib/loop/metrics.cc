@@ -71,6 +71,7 @@ void metrics_sum(const WorkerMetrics *const *workers, uint32_t n, weir_metrics *
     full.mem_pooled_bytes = s[M_MEM_POOLED_BYTES];
     full.mem_returned_bytes = s[M_MEM_RETURNED_BYTES];
     full.mem_trims = s[M_MEM_TRIMS];
+    full.overload_idle_closed = s[M_OVERLOAD_IDLE_CLOSED];
     for (uint32_t r = 0; r < WEIR_CLOSE_REASONS; r++)
         full.closes[r] = s[M_CLOSES + r];
     size_t len = out->size < sizeof full ? out->size : sizeof full;

@@ -61,6 +61,7 @@ enum Metric : uint32_t {
     M_OVERLOAD_ACCEPT_PAUSES,
     M_OVERLOAD_REFUSED,
     M_OVERLOAD_MEM,
+    M_OVERLOAD_IDLE_CLOSED,
     M_MEM_POOLED_BYTES, // a gauge (set)
     M_MEM_RETURNED_BYTES,
     M_MEM_TRIMS,

@@ -331,6 +331,8 @@ class Worker final : public ImageSink {
     void overload_tick();
     void overload_accepting();
     void overload_refuse(Slot &s);
+    void overload_sweep();
+    bool overload_idle_close(Slot &s);
     int64_t overload_deadline(int64_t deadline) const;
 
     // ---- a handover's accept hold and deadline (worker_hold.cc)

@@ -281,9 +281,14 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
         log_once(LOG_NO_MEMORY, "out of memory or buffers for a connection; connection closed");
     bool error = lingering(reason) && !s.broken && !linger_hooks().skip_error_drain.load();
     bool unread = s.conn().peer_sent_more();
-    bool stop = graceful_stop(reason);
-    if (!linger_hooks().skip_close_linger.load() && !s.broken && (error || (chosen(reason) && unread) || stop))
-        close_lingering(s, unread || stop, trickled(reason));
+    // An overload close (an idle keep-alive connection swept, or an answer
+    // that closed only because keep-alive was off) was not the client's
+    // idea: it may be sending its next request right now, so it always
+    // lingers, as a graceful stop's does.
+    bool always = graceful_stop(reason) ||
+                  (reason == WEIR_CLOSE_OVERLOAD && !loop_hooks().overload_close_plain.load(std::memory_order_relaxed));
+    if (!linger_hooks().skip_close_linger.load() && !s.broken && (error || (chosen(reason) && unread) || always))
+        close_lingering(s, unread || always, trickled(reason));
     else
         port_->close(s, error);
     s.conn().on_closed();

@@ -17,10 +17,12 @@
 namespace weir {
 
 void Worker::run_doors() {
+    bool took = false;
     if (!hold_ && !overload_paused_ &&
         (listener_.state == ListenerState::Active || listener_.state == ListenerState::Lingering)) {
         uint32_t batch = overload_batch(overload_.level(), accept_batch_); // accept_batch_ below level 2
         BatchResult r = run_batch(listen_door_, batch, now_ms_, retry_ms_, [this, batch] { return accept_one(batch == 0); });
+        took = r.taken > 0;
         if (r.ran) {
             metrics.add(M_ACCEPT_BATCHES);
             if (batch != accept_batch_)
@@ -32,6 +34,12 @@ void Worker::run_doors() {
     BatchResult h = run_batch(handoff_door_, accept_batch_, now_ms_, retry_ms_, [this] { return admit_handoff(); });
     if (h.ran && h.was_owed)
         metrics.add(M_HANDOFFS_OWED);
+    // A flood of connects raises the counts here, not where the pass began:
+    // re-read now, or the batch that passed a watermark goes unseen (the
+    // level 0, its sweep not run, the wait unbounded) until some later
+    // event, while the next connects keep taking descriptors.
+    if ((took || h.taken > 0) && !loop_hooks().overload_skip_batch_reread.load(std::memory_order_relaxed))
+        overload_tick();
 }
 
 Take Worker::accept_one(bool drain) {

@@ -43,7 +43,44 @@ void Worker::overload_tick() {
     metrics.add(M_OVERLOAD_ENGAGED, overload_.engaged() - engaged);
     metrics.set(M_OVERLOAD_LEVEL, overload_.level());
     pool_->keep_alive_off = overload_.keep_alive_off();
+    if (was == OVERLOAD_NONE)
+        overload_sweep();
     overload_accepting();
+}
+
+// The rise to level 1 (keep-alive off): keep-alive off shapes only answers
+// still to be written, so the connections already idle between requests
+// would keep their descriptors and buffers for the whole idle timeout, and
+// they are the cheapest to let go (Envoy's overload manager does the same).
+// Each is closed now, lingering (close_conn: FIN, then the client's own; a
+// request it had on its way is discarded, never answered with a reset). A
+// connection that has not finished its first request is kept: a new client
+// owed an answer (the 503 at level 4). Ones busy now close after their
+// answer (keep-alive off), or at their settle once idle (overload_idle_close).
+void Worker::overload_sweep() {
+    if (stop_begun_ || detach_to_)
+        return; // closing or moving them all already
+    for (Slot *s = live_; s;) {
+        Slot *next = s->live_next; // the close unlinks s
+        if (s->conn().wait() == ConnWait::Idle)
+            overload_idle_close(*s);
+        s = next;
+    }
+}
+
+// An idle keep-alive connection while the level is >= 1: closed and counted
+// (WEIR_CLOSE_OVERLOAD, overload_idle_closed). Its caller saw it idle; true
+// when it closed.
+bool Worker::overload_idle_close(Slot &s) {
+    if (!overload_.keep_alive_off() || s.fd < 0 || stop_begun_ || detach_to_)
+        return false;
+    Conn &c = s.conn();
+    if (c.counters().requests == 0 || c.wait() != ConnWait::Idle)
+        return false; // its first request not yet in: a new client, answered first
+    metrics.add(M_OVERLOAD_IDLE_CLOSED);
+    c.close(WEIR_CLOSE_OVERLOAD);
+    close_conn(s, WEIR_CLOSE_OVERLOAD);
+    return true;
 }
 
 // Paused, the listener stays open and unheard, as the handover's hold keeps

@@ -93,6 +93,8 @@ void Worker::settle(Slot &s) {
             detach(s);
         } else if (s.upgrade_handle && c.upgrade_ready()) {
             upgrade_detach(s);
+        } else if (w == ConnWait::Idle && overload_idle_close(s)) {
+            // closed: idle, kept alive by an answer that left before the level rose
         } else {
             TimerKind k = session_timer(w);
             // The head's deadline is one for the whole head (a trickle must not

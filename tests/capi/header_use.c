@@ -235,6 +235,8 @@ int weir_header_use(void) {
          (WEIR_CLOSE_OVERLOAD == 24) + (int)metrics.overload_level + (int)metrics.overload_engaged +
          (int)metrics.overload_keepalive_off + (int)metrics.overload_accept_shrunk +
          (int)metrics.overload_accept_pauses + (int)metrics.overload_refused;
+    metrics.overload_idle_closed = 0; /* appended at the end (0.4) */
+    n += (int)metrics.overload_idle_closed;
     answer.ex = exchange;
     answer.status = 200;
     answer.flags = WEIR_RESPOND_CLOSE;

@@ -82,20 +82,31 @@ bool wait_held(size_t n) {
 struct Flood {
     Server s;
     std::vector<Client> conns; // keep-alive connections, each served once
-    // n connections, served once with /fast before any load (keep-alive).
-    void start(uint32_t inflight, size_t n) {
+    // n connections, the first `served` of them served once with /fast
+    // before any load (keep-alive). The others have sent nothing yet: the
+    // rise to level 1 closes connections idle between requests
+    // (test_overload_idle.cc), and keeps those whose first request is to come.
+    void start(uint32_t inflight, size_t n, size_t served) {
         g_held.clear();
         weir_config c = config(1, WEIR_MODE_INLINE, handler, nullptr);
         c.overload_inflight = inflight;
         c.idle_timeout_ms = 30000;
+        c.header_timeout_ms = 30000;
+        c.defer_accept = 0; // the silent ones are accepted now, before any level pauses accepting
         assert_int_equal(s.start(c), 0);
         for (size_t i = 0; i < n; i++) {
             conns.push_back(connect_to(s.port));
+            if (i >= served)
+                continue;
             assert_true(send_all(conns.back(), get("/fast")));
             Response r = read_response(conns.back());
             assert_int_equal(r.status, 200);
             assert_string_equal(r.header("Connection").c_str(), "");
         }
+        int64_t deadline = now_ms() + bound_ms(5000);
+        while (s.metrics().connections_open < n && now_ms() < deadline)
+            sleep_ms(1);
+        assert_int_equal(s.metrics().connections_open, n);
     }
     // Holds /slow on conns[from, to).
     void hold(size_t from, size_t to) {
@@ -127,7 +138,7 @@ void assert_clean_eof(Client &c) {
 
 void each_action_engaged_and_released(void **) {
     Flood f;
-    f.start(20, 22);
+    f.start(20, 22, 16);
     int64_t unit = f.unit();
     weir_metrics m = f.s.metrics();
     assert_int_equal(m.overload_level, 0);
@@ -211,6 +222,7 @@ void each_action_engaged_and_released(void **) {
     m = f.s.metrics();
     assert_int_equal(m.overload_refused, 1);
     assert_int_equal(m.overload_accept_pauses, 1);
+    assert_int_equal(m.overload_idle_closed, 0); // every served connection was busy at the rise
     assert_int_equal(m.closes[WEIR_CLOSE_OVERLOAD], m.overload_keepalive_off);
 }
 
@@ -218,7 +230,7 @@ void each_action_engaged_and_released(void **) {
 // once on every connection, and the server serves normally once it ends.
 void flood_answered_then_recovers(void **) {
     Flood f;
-    f.start(8, 24);
+    f.start(8, 24, 0);
     for (size_t i = 0; i < 24; i++)
         assert_true(send_all(f.conns[i], get("/slow")));
     size_t refused = 0;
@@ -248,7 +260,7 @@ void flood_answered_then_recovers(void **) {
 // the 21st request meets silence.
 void without_the_manager_requests_queue(void **) {
     Flood f;
-    f.start(0, 21);
+    f.start(0, 21, 21);
     int64_t unit = f.unit();
     f.hold(0, 20);
     assert_true(send_all(f.conns[20], get("/slow")));

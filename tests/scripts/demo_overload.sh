@@ -27,7 +27,7 @@ for backend in $BACKENDS; do
         sleep 0.1
     done
     for name in overload_level overload_engaged overload_keepalive_off overload_accept_shrunk \
-        overload_accept_pauses overload_refused; do
+        overload_accept_pauses overload_refused overload_idle_closed; do
         grep -q "^$name 0$" "$TMP/server.out" || fail "$backend: SIGHUP did not print '$name 0'"
     done
     stop_server TERM

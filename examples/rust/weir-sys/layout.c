@@ -62,6 +62,7 @@ int main(void) {
     F(weir_metrics, overload_level) F(weir_metrics, overload_engaged) F(weir_metrics, overload_keepalive_off)
     F(weir_metrics, overload_accept_shrunk) F(weir_metrics, overload_accept_pauses) F(weir_metrics, overload_refused)
     F(weir_metrics, mem_pooled_bytes) F(weir_metrics, mem_returned_bytes) F(weir_metrics, mem_trims)
+    F(weir_metrics, overload_idle_closed)
     F(weir_request, size) F(weir_request, version_minor) F(weir_request, flags) F(weir_request, num_headers)
     F(weir_request, num_trailers) F(weir_request, reserved_) F(weir_request, method) F(weir_request, target)
     F(weir_request, path) F(weir_request, query) F(weir_request, host) F(weir_request, headers)

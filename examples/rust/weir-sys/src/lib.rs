@@ -349,6 +349,8 @@ pub struct weir_metrics {
     pub mem_pooled_bytes: u64,
     pub mem_returned_bytes: u64,
     pub mem_trims: u64,
+    // The overload manager, continued (0.4): idle keep-alive closes.
+    pub overload_idle_closed: u64,
 }
 
 #[repr(C)]
