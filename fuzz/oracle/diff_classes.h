@@ -157,6 +157,28 @@ inline const std::vector<StrictClass> &classes() {
                      return true;
              return false;
          }},
+        {"chunk-ext-token-quoted",
+         "weir refuses a chunk-ext-val that is a token run into a quoted-string (\";a=b\"c\"\"), which llhttp "
+         "takes as one value",
+         "RFC 9112 7.1.1 (chunk-ext-val = token / quoted-string: one or the other)",
+         [](const std::string &in, const Message &w, const Message &l) {
+             if (!refuse_accept(w, l, WEIR_E_BAD_CHUNK) || !l.chunked)
+                 return false;
+             for (const ChunkLine &c : chunk_lines(in, l))
+                 for (size_t i = c.ext; i + 2 < c.cr; i++) {
+                     if (in[i] != '=')
+                         continue;
+                     size_t j = i + 1;
+                     while (j < c.cr && (in[j] == ' ' || in[j] == '\t'))
+                         j++;
+                     const size_t tok = j;
+                     while (j < c.cr && tchar(static_cast<unsigned char>(in[j])))
+                         j++;
+                     if (j > tok && j < c.cr && in[j] == '"')
+                         return true;
+                 }
+             return false;
+         }},
         {"te-in-http10", "weir refuses Transfer-Encoding in an HTTP/1.0 request",
          "RFC 9112 6.1 (MUST treat the framing as faulty)",
          [](const std::string &, const Message &w, const Message &l) {
