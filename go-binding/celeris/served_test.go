@@ -185,7 +185,7 @@ func TestServedReadHeaderTimeout(t *testing.T) {
 func TestServedLogger(t *testing.T) {
 	rec := &records{}
 	onWeir(t, celeris.Config{Logger: slog.New(rec)}, nil)
-	if !rec.has("weir engine listening") {
+	if !rec.logged("weir engine listening") {
 		t.Fatalf("no listening record in %v", rec.msgs())
 	}
 }
@@ -261,6 +261,19 @@ func (r *records) has(m string) bool {
 		}
 	}
 	return false
+}
+
+// logged is has, waited for: the listening record is written by OnListen,
+// which runs once the workers are up, after the address the test waited for
+// is known (seen missing once on a loaded CI run), so a record due by then
+// gets 10 s to arrive.
+func (r *records) logged(m string) bool {
+	for deadline := time.Now().Add(10 * time.Second); !r.has(m); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 func errorsAs(err error, target *net.Error) bool {
