@@ -155,7 +155,7 @@ func New(cfg Config) (*Engine, error) {
 // handlers), or a worker fails (its error). Addr is nil until the listeners
 // are bound.
 func (e *Engine) Listen(ctx context.Context) error {
-	base := context.WithoutCancel(ctx) // the requests' (nethttp.go baseContext)
+	base := context.WithoutCancel(ctx) // the requests' (nethttp.go httpContext)
 	e.ctx.Store(&base)
 	if err := e.gate(ctx); err != nil {
 		return err

@@ -250,7 +250,9 @@ func httpProto(minor int) string {
 }
 
 // httpValues is the part of every request's context that is the same for
-// all of an engine's requests: Listen's base with net/http's server and
+// all of an engine's requests: Listen's base (its values, without its
+// cancellation: cancelling Listen's context begins a graceful shutdown, and
+// the requests in flight are what it lets finish) with net/http's server and
 // local-address values, built once per base (Listen stores a new one).
 type httpValues struct {
 	base *context.Context
@@ -299,13 +301,3 @@ func (b *nativeBody) Read(p []byte) (int, error) {
 
 func (b *nativeBody) Close() error { return nil }
 
-// The base of every request's context: Listen's, with its values and
-// without its cancellation (Listen stores it so). Cancelling Listen's context
-// begins a graceful shutdown, and the requests in flight are what it lets
-// finish.
-func (e *Engine) baseContext() context.Context {
-	if c := e.ctx.Load(); c != nil {
-		return *c
-	}
-	return context.Background()
-}
