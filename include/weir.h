@@ -536,9 +536,28 @@ typedef struct weir_config {
     uint32_t reserved2_;        /* 0                                               */
     weir_conn_fn on_conn;       /* (0.4; docs/api.md §5.11) each connection's OPEN
                                     and CLOSE; NULL = none (nothing is done): NULL */
-    void *conn_user;            /* (0.4) passed to on_conn: NULL (the struct grows
-                                    after this field)                              */
+    void *conn_user;            /* (0.4) passed to on_conn: NULL                   */
+    /* HTTP/2 in cleartext (0.4; docs/http2.md). protocols: which the listeners
+     * speak, WEIR_PROTO_*: HTTP/1.1 only, h2c only (by prior knowledge), or
+     * both (auto: told apart on the first bytes, and Upgrade: h2c from
+     * HTTP/1.1). Each HTTP/2 stream is one exchange through the same API. */
+    uint32_t protocols;         /* (0.4) WEIR_PROTO_*: 0 = WEIR_PROTO_AUTO         */
+    uint32_t h2_max_streams;    /* (0.4) SETTINGS_MAX_CONCURRENT_STREAMS a
+                                    connection allows: 0 = 100; at most 10000   */
+    uint32_t h2_header_table;   /* (0.4) HPACK: the decoder's dynamic table
+                                    (SETTINGS_HEADER_TABLE_SIZE) and the most the
+                                    encoder uses: 0 = 4096; at most 65536         */
+    uint32_t h2_stream_window;  /* (0.4) a stream's receive window for request
+                                    bodies (SETTINGS_INITIAL_WINDOW_SIZE): 0 =
+                                    65535; at most 2^31-1 (the struct grows
+                                    after this field)                             */
 } weir_config;
+
+/* weir_config.protocols (0.4) */
+#define WEIR_PROTO_HTTP1 0x1u /* HTTP/1.1 and 1.0                                     */
+#define WEIR_PROTO_H2C 0x2u   /* HTTP/2 in cleartext: the client preface by prior
+                                 knowledge; with WEIR_PROTO_HTTP1, also Upgrade: h2c */
+#define WEIR_PROTO_AUTO (WEIR_PROTO_HTTP1 | WEIR_PROTO_H2C)
 
 /* weir_config.request_timeout_ms, min_body_rate, min_send_rate (0.4): off. */
 #define WEIR_DEADLINE_OFF 0xFFFFFFFFu
@@ -747,6 +766,17 @@ WEIR_API int weir_worker_own(weir_worker *w, int own);
                                         keep-alive was off, or closed idle between
                                         requests when the level rose (lingering: FIN,
                                         never a reset; 0.4; cfg.overload_*)            */
+#define WEIR_CLOSE_H2_PROTOCOL 25    /* HTTP/2: the peer broke the protocol (a
+                                        connection error): GOAWAY with its code, then
+                                        closed (0.4)                                  */
+#define WEIR_CLOSE_H2_ABUSE 26       /* HTTP/2: a flood or rapid reset past its bound
+                                        (RST_STREAM, SETTINGS, PING, empty DATA,
+                                        WINDOW_UPDATE, CONTINUATION): GOAWAY
+                                        ENHANCE_YOUR_CALM, then closed (0.4)           */
+#define WEIR_CLOSE_GOAWAY 27         /* HTTP/2: drained by a graceful GOAWAY so that
+                                        the client reconnects (transplant, the adaptive
+                                        switch, a hot upgrade), closed once its streams
+                                        were answered (0.4)                            */
 #define WEIR_CLOSE_REASONS 32        /* 0.2 made room: 16 in 0.1 */
 
 /* A static name for a close reason ("peer", "bad_request", ...); "unknown"

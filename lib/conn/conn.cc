@@ -33,7 +33,7 @@ Conn::~Conn() {
 // dropped x, and x was released (WEIR_E_GONE for the caller).
 int Conn::check_slot(Exchange *x, bool *gone) {
     *gone = false;
-    if (!x || x->conn != this || !st_)
+    if (!x || x->owner != this || !st_)
         return -EINVAL;
     State &s = *st_;
     ExSlot &sl = s.slot(x->seq);

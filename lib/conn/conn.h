@@ -67,7 +67,7 @@ struct ConnSettings {
 // died in between (the Conn is then a zombie kept for its exchanges).
 struct Exchange {
     weir_request req;      // what handlers read
-    Conn *conn = nullptr;  // owner
+    const void *owner = nullptr; // the session that handed it out (Conn, H2 session)
     uint32_t seq = 0;      // position in the connection's request order
     uint8_t state = 0;     // private to Conn
     uint8_t drop_abort = 0; // the loop's own use: a dropped foreign answer failed for memory

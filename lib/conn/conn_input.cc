@@ -297,7 +297,7 @@ void Conn::complete(size_t body_off, size_t body_len, uint32_t num_trailers) {
     r.connection_id = id_;
     r.body_length = body_len;
     sl.body = kBodyNone;
-    sl.x.conn = this;
+    sl.x.owner = this;
     sl.x.seq = s.parse_seq;
     sl.x.user = nullptr;
     sl.state = kReady;
@@ -323,7 +323,7 @@ void Conn::refuse(int status, uint32_t reason, bool parse_error) {
     sl.state = kError;
     sl.error_status = status;
     sl.answer_reason = reason;
-    sl.x.conn = this;
+    sl.x.owner = this;
     sl.x.seq = s.parse_seq;
     s.parse_seq++;
     s.phase = kHead;

@@ -27,7 +27,7 @@ template <class Out> bool write_interim(Out &out, int status, const weir_header_
 } // namespace
 
 int Conn::interim(Exchange *x, int status, const weir_header_t *headers, size_t num_headers) {
-    if (!x || x->conn != this || !st_)
+    if (!x || x->owner != this || !st_)
         return -EINVAL;
     State &s = *st_;
     ExSlot &sl = s.slot(x->seq);

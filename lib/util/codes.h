@@ -72,7 +72,10 @@
     X(WEIR_CLOSE_REQUEST_TIMEOUT, "request_timeout")                                                           \
     X(WEIR_CLOSE_SLOW_BODY, "slow_body")                                                                       \
     X(WEIR_CLOSE_SLOW_READER, "slow_reader")                                                                   \
-    X(WEIR_CLOSE_OVERLOAD, "overload")
+    X(WEIR_CLOSE_OVERLOAD, "overload")                                                                         \
+    X(WEIR_CLOSE_H2_PROTOCOL, "h2_protocol")                                                                   \
+    X(WEIR_CLOSE_H2_ABUSE, "h2_abuse")                                                                         \
+    X(WEIR_CLOSE_GOAWAY, "goaway")
 
 namespace weir {
 
