@@ -222,6 +222,11 @@ WEIR_API void weir_http1_limits_init(weir_http1_limits *limits);
 #define WEIR_REQ_UPGRADE 0x4u         /* Connection: upgrade with an Upgrade field     */
 #define WEIR_REQ_BODY_STREAM 0x8u     /* weir_request only: the body is read with
                                          weir_body_read (cfg.stream_body_bytes)       */
+#define WEIR_REQ_HTTP2 0x10u          /* weir_request only (0.4): an HTTP/2 stream; the
+                                         version is 2.0 (version_minor 0), method,
+                                         target and host come from :method, :path and
+                                         :authority (or Host); KEEP_ALIVE is set while
+                                         the connection takes new streams              */
 
 typedef struct weir_http1_request {
     uint32_t size;
