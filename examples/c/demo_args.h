@@ -111,6 +111,10 @@ static const char demo_usage[] =
     "                           503 + Retry-After (docs/api.md 5.10; default off)\n"
     "  --trim-interval-ms N|off the memory trim's window: a burst's connection buffers go back\n"
     "                           3 windows after it (default 1000; off keeps them)\n"
+    "  --protocols http1|h2c|auto  what the listeners speak: HTTP/1.1 only, HTTP/2 in cleartext\n"
+    "                           only (prior knowledge), or both, told apart on the first bytes and\n"
+    "                           by Upgrade: h2c (default auto; docs/http2.md)\n"
+    "  --h2-max-streams N       HTTP/2 streams a connection may have open (default 100)\n"
     "  --version                print weir's version and exit\n"
     "signals: TERM/INT shut down gracefully; HUP prints metrics; USR1 begins a pause; USR2 resumes\n";
 
@@ -341,6 +345,19 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
                 return demo_bad("bad --trim-interval-ms (want 1 to 3600000 or off)", v);
             else
                 o->cfg.trim_interval_ms = (uint32_t)n;
+        } else if (!strcmp(f, "--protocols")) {
+            if (!strcmp(v, "http1"))
+                o->cfg.protocols = WEIR_PROTO_HTTP1;
+            else if (!strcmp(v, "h2c"))
+                o->cfg.protocols = WEIR_PROTO_H2C;
+            else if (!strcmp(v, "auto"))
+                o->cfg.protocols = WEIR_PROTO_AUTO;
+            else
+                return demo_bad("bad --protocols (want http1, h2c or auto)", v);
+        } else if (!strcmp(f, "--h2-max-streams")) {
+            if (demo_u64(v, 10000, &n) != 0 || n == 0)
+                return demo_bad("bad --h2-max-streams (want 1 to 10000)", v);
+            o->cfg.h2_max_streams = (uint32_t)n;
         } else if (!strcmp(f, "--max-body")) {
             if (demo_u64(v, UINT64_MAX, &n) != 0)
                 return demo_bad("bad number for --max-body", v);

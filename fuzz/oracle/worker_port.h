@@ -78,7 +78,7 @@ class FuzzPort final : public weir::Port {
             return -EINVAL;
         }
         c->slot = &s;
-        c->conn_id = s.conn().id();
+        c->conn_id = s.session().id();
         return 0;
     }
     void want_read(weir::Slot &s) override {

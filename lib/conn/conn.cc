@@ -90,7 +90,7 @@ int Conn::respond(Exchange *x, int status, const weir_header_t *headers, size_t 
                                                       : close_reason_;
     s.taken--;
     if ((flags_ & kUpgradeWait) && !(flags_ & kUpgraded) && (r.flags & WEIR_REQ_UPGRADE))
-        flags_ &= static_cast<uint16_t>(~kUpgradeWait); // not upgraded: HTTP goes on (parsed below)
+        flags_ &= static_cast<uint32_t>(~kUpgradeWait); // not upgraded: HTTP goes on (parsed below)
     if (flags & WEIR_RESPOND_ABORT) {
         // No answer: what is before it (and its interim answers) leaves,
         // then the connection closes, as net/http does after a panic.
@@ -261,7 +261,7 @@ size_t Conn::output_iov(iovec *iov, size_t max) {
 }
 
 void Conn::on_written(size_t n) {
-    flags_ &= static_cast<uint16_t>(~kLentOut);
+    flags_ &= static_cast<uint32_t>(~kLentOut);
     if (!st_)
         return;
     if (flags_ & (kDead | kAbort))

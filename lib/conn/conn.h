@@ -60,6 +60,14 @@ struct ConnSettings {
     // The PROXY protocol (conn_proxy.cc): the longest v2 header a connection
     // that owes one may send (v1 is 107 bytes at most whatever this says).
     uint32_t proxy_max_bytes = 4096;
+    // Which protocols a fresh connection may speak (WEIR_PROTO_*): with
+    // WEIR_PROTO_H2C its first bytes are sniffed (conn_sniff.cc) and the
+    // session (proto/session.h) turns HTTP/2 on the preface.
+    uint32_t protocols = WEIR_PROTO_HTTP1;
+    // HTTP/2's own (weir_config.h2_*; resolved: never 0).
+    uint32_t h2_max_streams = 100;
+    uint32_t h2_header_table = 4096;
+    uint32_t h2_stream_window = 65535;
 };
 
 // One request and, later, its answer. Lives inside its Conn's pooled state;
@@ -257,6 +265,16 @@ class Conn {
     // Whether the header is still owed.
     bool proxy_pending() const;
 
+    // ---- HTTP/2 detection (conn_sniff.cc)
+    // A fresh connection's first bytes (after its PROXY header) are compared
+    // with HTTP/2's client preface before anything is parsed: once all 24
+    // have come, wants_h2() turns true, nothing is parsed and the bytes stay
+    // unread for the HTTP/2 session (detach() lifts them). A first byte that
+    // differs makes it HTTP/1 for good. h2_only: any first bytes go to HTTP/2
+    // (whose session refuses what is not its preface). Call before any byte.
+    void sniff_h2(bool h2_only);
+    bool wants_h2() const;
+
     // ---- timeouts
     // The header deadline or the body's wait passed: a request that had
     // started is answered 408 (then the connection closes with reason:
@@ -379,13 +397,14 @@ class Conn {
     void relocate(char *nb, size_t ncap, size_t start);
     void release_if_idle();
     bool proxy_step(); // conn_proxy.cc: false while the header is owed or was refused
+    bool sniff_step(); // conn_sniff.cc: false while the preface may still come or came
     const ConnSettings &settings_;
     ConnPool &pool_;
     State *st_ = nullptr;
     uint64_t id_;
     Counters counters_{};
     uint32_t close_reason_ = 0;
-    uint16_t flags_ = 0;
+    uint32_t flags_ = 0;
     ProxyResult proxy_result_ = ProxyResult::None;
     // expect_proxy's: where a PROXY command's source address goes.
     PeerAddr *proxy_peer_ = nullptr;

@@ -93,7 +93,7 @@ void Conn::begin_body() {
     s.phase = kBodyStream;
     // A last request (not keep-alive) still has its body to read: parsing
     // stops at kBodyStream, and input must go on until the body's end.
-    flags_ &= static_cast<uint16_t>(~kNoMore);
+    flags_ &= static_cast<uint32_t>(~kNoMore);
 }
 
 // Read to its end: what follows is the next request's.

@@ -88,7 +88,7 @@ bool Conn::output_file(FileRange &r) {
 }
 
 void Conn::on_file_sent(size_t n, int err) {
-    flags_ &= static_cast<uint16_t>(~(kLentOut | kLentFile));
+    flags_ &= static_cast<uint32_t>(~(kLentOut | kLentFile));
     if (!st_)
         return;
     State &s = *st_;

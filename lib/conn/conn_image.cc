@@ -15,7 +15,7 @@ void Conn::hold() { flags_ |= kHeld; }
 void Conn::unhold() {
     if (!(flags_ & kHeld))
         return;
-    flags_ &= static_cast<uint16_t>(~kHeld);
+    flags_ &= static_cast<uint32_t>(~kHeld);
     if (st_ && !(flags_ & kDead))
         parse();
 }

@@ -150,7 +150,7 @@ void Conn::relocate(char *nb, size_t ncap, size_t start) {
 }
 
 void Conn::on_read(size_t n) {
-    flags_ &= static_cast<uint16_t>(~kLentIn);
+    flags_ &= static_cast<uint32_t>(~kLentIn);
     if (!st_)
         return;
     if (n == 0 || (flags_ & kDead)) {
@@ -187,6 +187,8 @@ void Conn::parse() {
     State &s = *st_;
     const weir_http1_limits &lim = settings_.limits;
     if ((flags_ & kProxyWait) && !proxy_step())
+        return;
+    if ((flags_ & (kSniff | kWantH2)) && !sniff_step())
         return;
     while (!(flags_ & (kClosing | kNoMore | kDead))) {
         if (s.phase == kBodyStream)

@@ -31,7 +31,7 @@ bool Conn::proxy_step() {
     if (flags_ & kProxyUntrusted) {
         // Whatever it sent, it was not for us to believe: answered as a
         // header refused (after its first bytes, so the answer is read).
-        flags_ &= static_cast<uint16_t>(~kProxyWait);
+        flags_ &= static_cast<uint32_t>(~kProxyWait);
         refuse(400, WEIR_CLOSE_PROXY, false);
         return false;
     }
@@ -39,7 +39,7 @@ bool Conn::proxy_step() {
     proxy::Result r = proxy::parse(s.buf + s.parse_pos, s.end - s.parse_pos, settings_.proxy_max_bytes, &h);
     if (r.status == proxy::Status::More)
         return false;
-    flags_ &= static_cast<uint16_t>(~kProxyWait);
+    flags_ &= static_cast<uint32_t>(~kProxyWait);
     if (r.status == proxy::Status::Error) {
         // (A v2 checksum that does not match is malformed too.)
         proxy_result_ = r.cause == proxy::Cause::Missing     ? ProxyResult::Missing
@@ -63,7 +63,7 @@ bool Conn::proxy_step() {
 void Conn::expire_proxy() {
     if (!(flags_ & kProxyWait))
         return;
-    flags_ &= static_cast<uint16_t>(~kProxyWait);
+    flags_ &= static_cast<uint32_t>(~kProxyWait);
     if (!(flags_ & kProxyUntrusted))
         proxy_result_ = ProxyResult::Timeout; // an untrusted one stays counted as such
     if (!(flags_ & kProxyBytes) || !st_ || (flags_ & (kClosing | kNoMore | kDead))) {

@@ -32,7 +32,7 @@ enum BodyState : uint8_t {
     kBodyFailed, // it cannot end (body_error says why)
 };
 
-enum ConnFlag : uint16_t {
+enum ConnFlag : uint32_t {
     kClosing = 1,    // no more input; close once what is owed is written
     kNoMore = 2,     // parse no further requests (error, or not keep-alive)
     kDead = 4,       // the fd is closed (or the connection was detached)
@@ -49,6 +49,9 @@ enum ConnFlag : uint16_t {
     kProxyWait = 8192,       // its PROXY header is owed: nothing is HTTP yet (conn_proxy.cc)
     kProxyBytes = 16384,     // some of the header came (a timeout answers 408, not silence)
     kProxyUntrusted = 32768, // its source may not send one: refused at its first bytes
+    kSniff = 65536,          // HTTP/2 is on: the first bytes may be its preface (conn_sniff.cc)
+    kH2Only = 131072,        // with kSniff: h2c only, whatever comes is HTTP/2's to judge
+    kWantH2 = 262144,        // the preface came: nothing is parsed, the session turns HTTP/2
 };
 
 // Bodies need room for their head too; the head is bounded by the parser limits.

@@ -39,6 +39,10 @@ void config_defaults(weir_config *cfg) {
     cfg->min_send_rate = 500;
     cfg->rate_window_ms = 10000;
     cfg->trim_interval_ms = 1000;
+    cfg->protocols = WEIR_PROTO_AUTO;
+    cfg->h2_max_streams = 100;
+    cfg->h2_header_table = 4096;
+    cfg->h2_stream_window = 65535;
 }
 
 bool config_resolve(const weir_config *in, weir_config *out) {

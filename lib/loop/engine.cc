@@ -78,6 +78,23 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
         c.proxy_trusted = e->proxy_trusted_.c_str();
     }
     e->settings_.proxy_max_bytes = c.proxy_max_bytes;
+    // HTTP/2 (docs/http2.md): which protocols, and its own bounds.
+    if (c.protocols == 0)
+        c.protocols = WEIR_PROTO_AUTO;
+    if (c.protocols & ~WEIR_PROTO_AUTO)
+        return -EINVAL;
+    if (c.h2_max_streams == 0)
+        c.h2_max_streams = 100;
+    if (c.h2_header_table == 0)
+        c.h2_header_table = 4096;
+    if (c.h2_stream_window == 0)
+        c.h2_stream_window = 65535;
+    if (c.h2_max_streams > 10000 || c.h2_header_table > 65536 || c.h2_stream_window > 0x7fffffffu)
+        return -EINVAL;
+    e->settings_.protocols = c.protocols;
+    e->settings_.h2_max_streams = c.h2_max_streams;
+    e->settings_.h2_header_table = c.h2_header_table;
+    e->settings_.h2_stream_window = c.h2_stream_window;
     // A window shorter than a few passes would judge a rate on one read's
     // luck; WEIR_DEADLINE_OFF is no window (the rates have their own off).
     if (c.rate_window_ms < 10 || c.rate_window_ms == WEIR_DEADLINE_OFF)

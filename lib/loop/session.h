@@ -17,13 +17,12 @@
 #include <cstdint>
 
 #include "conn/conn.h"
+#include "proto/session.h"
 #include "loop/binding.h"
 #include "loop/timers.h"
 #include "weir.h"
 
 namespace weir {
-
-using Session = Conn;
 
 // What the session waits for, in the loop's timer kinds. None: no deadline
 // of its own (it is done; the Done case is the close path's).

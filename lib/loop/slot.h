@@ -1,5 +1,5 @@
 // One connection's place in its worker: the shared part every backend sees
-// (the Conn, the flags the settle reads, the timer and the deadlines, the
+// (the session, the flags the settle reads, the timer and the deadlines, the
 // links of the worker's lists) and the backend's own bytes (port_state).
 #pragma once
 
@@ -10,6 +10,7 @@
 #include <new>
 
 #include "conn/conn.h"
+#include "proto/session.h"
 #include "loop/binding.h"
 #include "loop/image_sink.h"
 #include "loop/port.h"
@@ -24,8 +25,8 @@ class Worker;
 // addresses (given to the backend as operation tags and to exchanges as
 // Exchange::user) never move.
 struct Slot {
-    alignas(Conn) unsigned char mem[sizeof(Conn)];
-    Conn &conn() { return *std::launder(reinterpret_cast<Conn *>(mem)); }
+    alignas(Session) unsigned char mem[sizeof(Session)];
+    Session &session() { return *std::launder(reinterpret_cast<Session *>(mem)); }
 
     Worker *worker = nullptr; // fixed at creation: foreign threads read it
     int fd = -1;              // -1: closed or released (a zombie while anything is out)

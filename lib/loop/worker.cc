@@ -74,7 +74,7 @@ Worker::~Worker() {
         for (uint32_t i = 0; i < kSlotChunk; i++)
             if (chunk[i].in_use) {
                 delete chunk[i].leaving;
-                chunk[i].conn().~Conn();
+                chunk[i].session().~Session();
                 chunk[i].in_use = false;
             }
 }

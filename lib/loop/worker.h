@@ -196,7 +196,7 @@ class Worker final : public ImageSink {
     // Where the Conn wants its next bytes, lent until input(); none (the
     // Conn is full, closing or out of memory) pauses input until want_read().
     iovec lend_input(Slot &s) {
-        iovec sp = s.conn().read_space();
+        iovec sp = s.session().read_space();
         if (sp.iov_len == 0)
             no_input_room(s);
         return sp;
@@ -213,13 +213,13 @@ class Worker final : public ImageSink {
     // Input ended: err 0 for the peer's FIN, else its errno.
     void input_end(Slot &s, int err);
     // Up to max iovecs of output to write, lent until written().
-    size_t lend_output(Slot &s, iovec *iov, size_t max) { return s.conn().output_iov(iov, max); }
+    size_t lend_output(Slot &s, iovec *iov, size_t max) { return s.session().output_iov(iov, max); }
     // n >= 0 bytes of the lent output were written; n < 0: -errno.
     void written(Slot &s, ssize_t n);
     // Once every byte lent_output gave was written: the file range that
     // follows them (a file answer's body, Port::file_ranges), lent until
     // file_written(); false when there is none now.
-    bool lend_file(Slot &s, FileRange &r) { return s.conn().output_file(r); }
+    bool lend_file(Slot &s, FileRange &r) { return s.session().output_file(r); }
     // The lent range comes back: n >= 0 bytes of it reached the socket;
     // n < 0: -errno: -ENODATA the file ended first (it shrank: the
     // connection aborts, WEIR_CLOSE_IO_ERROR); -EINVAL, -ENOSYS, -EOPNOTSUPP

@@ -32,7 +32,7 @@ size_t answer_floor(const weir_header_t *h, size_t nh, size_t body_len, bool hea
 } // namespace
 
 void Worker::dispatch(Slot &s) {
-    Conn &c = s.conn();
+    Session &c = s.session();
     while (c.has_request()) {
         overload_tick(); // each handed out raises the in-flight count
         if (overload_.refusing()) {
@@ -82,7 +82,7 @@ void Worker::call_handler(Exchange *x, uint64_t h) {
         // from here, so a thread it gave it to is refused, not misdelivered.
         log_once(LOG_NO_ANSWER, "on_request returned without weir_respond or weir_defer; answered 500");
         Slot &s = *static_cast<Slot *>(x->user);
-        s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
+        s.session().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
         mark_dirty(s);
     }
 }
@@ -108,12 +108,12 @@ int Worker::respond(TicketRef &r, int status, const weir_header_t *h, size_t nh,
         cur_answered_ = true; // also when it is posted behind an interim answer (below)
     if (own && nothing_posted(r)) {
         uint64_t handle = x->handle; // x may be gone after the call (below)
-        rc = s.conn().respond(x, status, h, nh, body, len, flags);
+        rc = s.session().respond(x, status, h, nh, body, len, flags);
         if (rc == -EINVAL) {
             // Checked above, so a bug, not bad input: the claimed exchange
             // still needs its answer.
             log_once(LOG_BAD_ANSWER, "an answer was refused by the connection; answered 500");
-            s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
+            s.session().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
             rc = -ENOMEM == rc ? rc : WEIR_E_GONE;
         }
         tickets_.retire(handle);
@@ -182,12 +182,12 @@ void Worker::drain_answers() {
         // Read before the answer: on a dead connection it gives the
         // connection's state (x's ring) back to the pool, which may free it.
         uint64_t handle = x->handle;
-        if (x->drop_abort && s.conn().streaming(x))
-            s.conn().abort_now(WEIR_CLOSE_RESOURCE); // its head has left: no 500 can follow
+        if (x->drop_abort && s.session().streaming(x))
+            s.session().abort_now(WEIR_CLOSE_RESOURCE); // its head has left: no 500 can follow
         else if (x->drop_abort)
-            s.conn().close(WEIR_CLOSE_RESOURCE); // the 500 below then closes it, with that reason
+            s.session().close(WEIR_CLOSE_RESOURCE); // the 500 below then closes it, with that reason
         // A dead connection gives WEIR_E_GONE: x is released.
-        s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
+        s.session().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
         tickets_.retire(handle);
         s.answered = true;
         mark_dirty(s); // settle frees the slot once nothing is out
@@ -222,12 +222,12 @@ void Worker::apply(Answer *a) {
     Exchange *x = a->x;
     Slot &s = *static_cast<Slot *>(x->user);
     uint64_t handle = x->handle; // as drain_answers: x may be gone after the answer
-    int rc = s.conn().respond(x, a->status, a->headers, a->num_headers, a->body, a->body_len, a->flags);
+    int rc = s.session().respond(x, a->status, a->headers, a->num_headers, a->body, a->body_len, a->flags);
     if (rc == -EINVAL) {
         // Checked before posting, so this is a bug, not bad input: the
         // exchange still needs an answer.
         log_once(LOG_BAD_ANSWER, "a deferred answer was refused by the connection; answered 500");
-        s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
+        s.session().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
     }
     tickets_.retire(handle);
     s.answered = true;
@@ -241,7 +241,7 @@ void Worker::apply(Answer *a) {
 // the rest are dropped. One whose answer is already on its way is left to
 // arrive.
 void Worker::expire_handlers(Slot &s) {
-    Conn &c = s.conn();
+    Session &c = s.session();
     bool open = s.fd >= 0;
     if (open)
         c.close(WEIR_CLOSE_HANDLER_TIMEOUT);

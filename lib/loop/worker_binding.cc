@@ -24,7 +24,7 @@ BindLimits bind_limits_of(const weir_config &c) {
 void Worker::bind_settle(Slot &s, ConnWait w) {
     if (!bind_limits_.any())
         return;
-    s.bind.observe(w, session_reading(s.conn()), now_ms_);
+    s.bind.observe(w, session_reading(s.session()), now_ms_);
     if (!bind_limits_.charges(w))
         timers_.disarm(s.bind.tick);
     else if (!timers_.armed(s.bind.tick))
@@ -34,7 +34,7 @@ void Worker::bind_settle(Slot &s, ConnWait w) {
 void Worker::bind_expired(Slot &s) {
     if (s.fd < 0)
         return;
-    Conn &c = s.conn();
+    Session &c = s.session();
     ConnWait w = c.wait();
     s.bind.observe(w, session_reading(c), now_ms_);
     BindCut cut = s.bind.judge(bind_limits_);

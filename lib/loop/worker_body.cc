@@ -29,7 +29,7 @@ int64_t Worker::body_read(TicketRef &r, void *buf, size_t cap) {
     if (!x)
         return WEIR_E_STALE;
     Slot &s = *static_cast<Slot *>(x->user);
-    int64_t n = s.conn().body_read(x, buf, cap);
+    int64_t n = s.session().body_read(x, buf, cap);
     if (n == WEIR_E_GONE) {
         tickets_.retire(h); // consumed (the failure rule): the connection is gone
         if (x == cur_ex_)
@@ -61,7 +61,7 @@ void Worker::body_refuse(Slot &s, Exchange *x, uint64_t h) {
     // No WEIR_RESPOND_CLOSE: the Conn is closing already, and its reason
     // (WEIR_CLOSE_BAD_REQUEST) is the one counted. A failure (WEIR_E_GONE,
     // -ENOMEM) released x all the same.
-    s.conn().respond(x, 413, kText, 1, kMsg, sizeof kMsg - 1, 0);
+    s.session().respond(x, 413, kText, 1, kMsg, sizeof kMsg - 1, 0);
     mark_dirty(s);
     if (x == cur_ex_)
         cur_answered_ = true;
@@ -76,7 +76,7 @@ void Worker::body_hand_back(Slot &s) {
         s.body_handle = 0; // answered, or taken back by the deadline
         return;
     }
-    if (!s.conn().body_ready(x))
+    if (!s.session().body_ready(x))
         return;
     s.body_handle = 0;
     hand_back(h);

@@ -13,7 +13,7 @@ namespace weir {
 
 void Worker::conn_event(Slot &s, uint32_t event, uint32_t reason) {
     socklen_t len = s.peer.len();
-    on_conn_(conn_user_, reinterpret_cast<weir_worker *>(this), index_, s.conn().id(), event, reason,
+    on_conn_(conn_user_, reinterpret_cast<weir_worker *>(this), index_, s.session().id(), event, reason,
              len ? s.peer.sa() : nullptr, len);
 }
 

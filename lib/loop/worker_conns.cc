@@ -87,7 +87,7 @@ Slot *Worker::alloc_slot() {
 
 void Worker::free_slot(Slot &s) {
     unlink_dirty(s);
-    s.conn().~Conn();
+    s.session().~Session();
     s.in_use = false;
     s.next_free = free_slots_;
     free_slots_ = &s;
@@ -103,25 +103,25 @@ void Worker::free_if_spent(Slot &s) {
         return;
     if (s.leaving)
         hand_over(s);
-    if (s.conn().outstanding() == 0 && !s.conn().lent())
+    if (s.session().outstanding() == 0 && !s.session().lent())
         free_slot(s);
 }
 
 void Worker::fold(Slot &s) {
-    const Conn::Counters &c = s.conn().counters();
+    const Conn::Counters &c = s.session().counters();
     metrics.add(M_REQUESTS, c.requests - s.folded.requests);
     metrics.add(M_RESPONSES, c.responses - s.folded.responses);
     metrics.add(M_PARSE_ERRORS, c.parse_errors - s.folded.parse_errors);
     metrics.add(M_CONTINUES_SENT, c.continues_sent - s.folded.continues_sent);
     s.folded = c;
-    if (s.conn().proxy_result() != s.proxy_counted)
+    if (s.session().proxy_result() != s.proxy_counted)
         count_proxy(s);
 }
 
 // The PROXY header's outcome, once a connection (it changes at most once).
 void Worker::count_proxy(Slot &s) {
     using R = Conn::ProxyResult;
-    R r = s.conn().proxy_result();
+    R r = s.session().proxy_result();
     s.proxy_counted = r;
     switch (r) {
     case R::V1Local:
@@ -187,7 +187,7 @@ void Worker::admit(ConnImage &img) {
         if (::getpeername(fd, reinterpret_cast<sockaddr *>(&img.peer), &img.peer_len) < 0)
             img.peer_len = 0;
     }
-    new (s.mem) Conn(engine_.settings(), *pool_, img.id ? img.id : engine_.next_conn_id());
+    new (s.mem) Session(engine_.settings(), *pool_, img.id ? img.id : engine_.next_conn_id(), fresh);
     s.in_use = true;
     s.fd = fd;
     s.ops = 0;
@@ -219,7 +219,7 @@ void Worker::admit(ConnImage &img) {
     s.folded.responses = img.responses;
     s.folded.parse_errors = img.parse_errors;
     s.folded.continues_sent = img.continues_sent;
-    Conn &c = s.conn();
+    Session &c = s.session();
     if (owes_proxy && s.peer.len() == 0 && !engine_.proxy_trust().any()) {
         // Reset before its address could be asked (a multishot accept gives
         // none; getpeername then finds ENOTCONN): no source to judge, and no
@@ -245,7 +245,7 @@ void Worker::admit(ConnImage &img) {
         // Admitted after begin_stop asked every connection to finish (a
         // sibling's hand-off or a transplant that raced the shutdown): the
         // same rule, or it would hold the shutdown until its grace ran out.
-        s.conn().close(WEIR_CLOSE_SHUTDOWN);
+        s.session().close(WEIR_CLOSE_SHUTDOWN);
     }
     // Settled as soon as its handlers returned: inside a door's batch its
     // answer leaves now, not when the batch ends (DESIGN.md §4).
@@ -280,7 +280,7 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
     if (reason == WEIR_CLOSE_RESOURCE) // whatever ran out first for it was logged already, or is now
         log_once(LOG_NO_MEMORY, "out of memory or buffers for a connection; connection closed");
     bool error = lingering(reason) && !s.broken && !linger_hooks().skip_error_drain.load();
-    bool unread = s.conn().peer_sent_more();
+    bool unread = s.session().peer_sent_more();
     // An overload close (an idle keep-alive connection swept, or an answer
     // that closed only because keep-alive was off) was not the client's
     // idea: it may be sending its next request right now, so it always
@@ -291,7 +291,7 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
         close_lingering(s, unread || always, trickled(reason));
     else
         port_->close(s, error);
-    s.conn().on_closed();
+    s.session().on_closed();
     let_go(s);
     report_gone(s);
     if (s.upgrade_handle) // answered 101, died before it could leave: the host learns
@@ -300,7 +300,7 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
         mark_dirty(s); // the host waits for a body that will not come: settle hands it back
     // A zombie kept for exchanges the host still holds: the handler deadline
     // (if any) still frees it.
-    if (s.conn().outstanding() > 0)
+    if (s.session().outstanding() > 0)
         timers_.arm(s.timer, TimerKind::Handler, now_ms_);
 }
 
@@ -328,10 +328,10 @@ void Worker::close_lingering(Slot &s, bool unread, bool until_acked) {
 // as a request whose client has gone (weir_exchange_gone 1), so the host
 // never mistakes a report for a new request.
 void Worker::report_gone(Slot &s) {
-    if (!report_gone_ || s.gone_reported || s.conn().outstanding() == 0)
+    if (!report_gone_ || s.gone_reported || s.session().outstanding() == 0)
         return;
     s.gone_reported = true;
-    s.conn().each_taken([&](Exchange *x) {
+    s.session().each_taken([&](Exchange *x) {
         Ticket *t = tickets_.live(x->handle) ? tickets_.at(x->handle) : nullptr;
         if (!t || t->seen.load(std::memory_order_relaxed) != 1 || !ready_room())
             return;
@@ -353,7 +353,7 @@ void Worker::let_go(Slot &s) {
 void Worker::close_all(uint32_t reason) {
     while (live_) {
         Slot &s = *live_;
-        s.conn().close(reason);
+        s.session().close(reason);
         close_conn(s, reason);
     }
     flush();
@@ -369,9 +369,9 @@ void Worker::detach_all_to(ImageSink *to) {
     detach_to_ = to;
     for (Slot *s = live_; s; s = s->live_next) {
         if (to)
-            s->conn().hold();
+            s->session().hold();
         else
-            s->conn().unhold(); // called off: what waited in the buffer is served here
+            s->session().unhold(); // called off: what waited in the buffer is served here
         mark_dirty(*s);
     }
 }
@@ -380,7 +380,7 @@ void Worker::detach_all_to(ImageSink *to) {
 // fd, and the image leaves once no operation names the slot.
 bool Worker::detach(Slot &s) {
     if (detach_to_->closes_at_boundary()) { // a listeners-only handover: what others do
-        Conn &c = s.conn();
+        Session &c = s.session();
         c.close(WEIR_CLOSE_HANDOVER);
         close_conn(s, WEIR_CLOSE_HANDOVER);
         return true;
@@ -388,7 +388,7 @@ bool Worker::detach(Slot &s) {
     auto *n = new (std::nothrow) ImageNode;
     if (!n)
         return false; // tried again at the next settle
-    if (!s.conn().detach(n->img)) {
+    if (!s.session().detach(n->img)) {
         delete n;
         return false;
     }

@@ -48,9 +48,9 @@ int Worker::respond_file(TicketRef &r, int status, const weir_header_t *h, size_
         cur_answered_ = true; // also when it is posted behind an interim answer (below)
     if (own && nothing_posted(r)) {
         uint64_t handle = x->handle; // x may be gone after a refused start (worker_answers.cc)
-        int rc = s.conn().stream_start(x, status, h, nh, len, flags);
+        int rc = s.session().stream_start(x, status, h, nh, len, flags);
         if (rc == 0)
-            s.conn().attach_file(x, dfd, off, file_ranges_);
+            s.session().attach_file(x, dfd, off, file_ranges_);
         else
             ::close(dfd);
         tickets_.retire(handle); // the host's part is over: the rest is the engine's
@@ -87,9 +87,9 @@ void Worker::apply_file(Answer *a) {
     Exchange *x = a->x;
     Slot &s = *static_cast<Slot *>(x->user);
     uint64_t handle = x->handle; // x may be gone after a refused start (worker_answers.cc)
-    int rc = s.conn().stream_start(x, a->status, a->headers, a->num_headers, a->length, a->flags);
+    int rc = s.session().stream_start(x, a->status, a->headers, a->num_headers, a->length, a->flags);
     if (rc == 0)
-        s.conn().attach_file(x, a->file_fd, a->file_off, file_ranges_);
+        s.session().attach_file(x, a->file_fd, a->file_off, file_ranges_);
     else
         ::close(a->file_fd);
     a->file_fd = -1;
@@ -100,7 +100,7 @@ void Worker::apply_file(Answer *a) {
 }
 
 void Worker::file_written(Slot &s, ssize_t n) {
-    Conn &c = s.conn();
+    Session &c = s.session();
     if (n >= 0) {
         if (n > 0) {
             metrics.add(M_BYTES_OUT, static_cast<uint64_t>(n));

@@ -29,7 +29,7 @@ int Worker::interim(TicketRef &r, int status, const weir_header_t *h, size_t nh)
         if (!x)
             return WEIR_E_STALE;
         Slot &s = *static_cast<Slot *>(x->user);
-        int rc = s.conn().interim(x, status, h, nh);
+        int rc = s.session().interim(x, status, h, nh);
         mark_dirty(s);
         return rc;
     }
@@ -54,7 +54,7 @@ void Worker::apply_interim(Answer *a) {
         t->nodes.fetch_sub(1, std::memory_order_acq_rel);
         if (Exchange *x = t->x) {
             Slot &s = *static_cast<Slot *>(x->user);
-            s.conn().interim(x, a->status, a->headers, a->num_headers);
+            s.session().interim(x, a->status, a->headers, a->num_headers);
             mark_dirty(s);
         }
     }

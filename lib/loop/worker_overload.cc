@@ -62,7 +62,7 @@ void Worker::overload_sweep() {
         return; // closing or moving them all already
     for (Slot *s = live_; s;) {
         Slot *next = s->live_next; // the close unlinks s
-        if (s->conn().wait() == ConnWait::Idle)
+        if (s->session().wait() == ConnWait::Idle)
             overload_idle_close(*s);
         s = next;
     }
@@ -74,7 +74,7 @@ void Worker::overload_sweep() {
 bool Worker::overload_idle_close(Slot &s) {
     if (!overload_.keep_alive_off() || s.fd < 0 || stop_begun_ || detach_to_)
         return false;
-    Conn &c = s.conn();
+    Session &c = s.session();
     if (c.counters().requests == 0 || c.wait() != ConnWait::Idle)
         return false; // its first request not yet in: a new client, answered first
     metrics.add(M_OVERLOAD_IDLE_CLOSED);
@@ -117,7 +117,7 @@ void Worker::overload_refuse(Slot &s) {
     static const weir_header_t kRetry[] = {
         {{"Retry-After", 11}, {"1", 1}}, // seconds: the host is behind now, not for long
     };
-    Conn &c = s.conn();
+    Session &c = s.session();
     Exchange *x = c.take_request();
     x->user = &s;
     c.respond(x, 503, kRetry, 1, nullptr, 0, 0);

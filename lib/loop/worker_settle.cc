@@ -65,7 +65,7 @@ void Worker::settle(Slot &s) {
     Slot *outer = settling_;
     settling_ = &s;
     if (s.fd >= 0) {
-        Conn &c = s.conn();
+        Session &c = s.session();
         // Answers free pipeline room: requests the Conn already holds (it may
         // have read past max_pipeline) are handed out now, before the write,
         // so inline answers to them leave in the same write.
@@ -83,7 +83,7 @@ void Worker::settle(Slot &s) {
             port_->write(s);
     }
     if (s.fd >= 0) {
-        Conn &c = s.conn();
+        Session &c = s.session();
         ConnWait w = c.wait();
         if (w == ConnWait::Done || s.broken) {
             // After an error nothing more can be sent: the Conn turns zombie
@@ -119,7 +119,7 @@ void Worker::settle(Slot &s) {
     // A write that drained the output at once (epoll writes inside settle)
     // reports no later progress: a stream refused for room is handed back
     // in another settle now, not never.
-    if (s.fd >= 0 && s.conn().streams() && streams_have_room(s))
+    if (s.fd >= 0 && s.session().streams() && streams_have_room(s))
         mark_dirty(s);
     if (s.fd < 0) {
         if (s.body_handle)
@@ -152,13 +152,13 @@ void Worker::expire_timers() {
             bind_expired(s);
             continue;
         }
-        if (k == TimerKind::Handler && (s.fd < 0 || s.conn().wait() == ConnWait::Handler)) {
+        if (k == TimerKind::Handler && (s.fd < 0 || s.session().wait() == ConnWait::Handler)) {
             // The host held an exchange past handler_timeout_ms (a zombie's
             // too: it pins the slot and its buffers).
             expire_handlers(s);
             continue;
         }
-        if (session_timer(s.conn().wait()) != k) {
+        if (session_timer(s.session().wait()) != k) {
             // This pass's events moved the connection on (its head completed,
             // its output drained, its next request began) before its settle
             // re-armed the timer: the deadline was met, settle arms the next.
@@ -167,7 +167,7 @@ void Worker::expire_timers() {
         }
         // The session's own deadline: what passing it means is its
         // protocol's (session.h); closing is the loop's.
-        if (uint32_t reason = session_expire(s.conn(), k))
+        if (uint32_t reason = session_expire(s.session(), k))
             close_conn(s, reason);
         else
             mark_dirty(s);
@@ -178,7 +178,7 @@ void Worker::expire_timers() {
 
 // lend_input found no room: input waits for want_read().
 void Worker::no_input_room(Slot &s) {
-    Conn &c = s.conn();
+    Session &c = s.session();
     s.input_paused = true;
     if (c.wants_close() && c.close_reason() == WEIR_CLOSE_RESOURCE)
         log_once(LOG_NO_MEMORY, "out of memory for a connection's buffers; connection closed");
@@ -186,7 +186,7 @@ void Worker::no_input_room(Slot &s) {
 }
 
 bool Worker::input(Slot &s, size_t n) {
-    s.conn().on_read(n);
+    s.session().on_read(n);
     if (n == 0)
         return false;
     metrics.add(M_BYTES_IN, n);
@@ -198,7 +198,7 @@ bool Worker::input(Slot &s, size_t n) {
 }
 
 size_t Worker::input_lent(Slot &s, const char *p, size_t n) {
-    size_t took = s.conn().take_bytes(p, n);
+    size_t took = s.session().take_bytes(p, n);
     if (took < n)
         s.input_paused = true;
     if (took) {
@@ -212,7 +212,7 @@ size_t Worker::input_lent(Slot &s, const char *p, size_t n) {
 }
 
 void Worker::input_end(Slot &s, int err) {
-    Conn &c = s.conn();
+    Session &c = s.session();
     s.eof = true;
     s.peer_left.store(true, std::memory_order_release);
     report_gone(s);
@@ -227,7 +227,7 @@ void Worker::input_end(Slot &s, int err) {
 }
 
 void Worker::written(Slot &s, ssize_t n) {
-    Conn &c = s.conn();
+    Session &c = s.session();
     if (n >= 0) {
         if (n > 0) {
             metrics.add(M_BYTES_OUT, static_cast<uint64_t>(n));

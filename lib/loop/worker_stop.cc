@@ -34,7 +34,7 @@ void Worker::begin_stop() {
     set_listener_state(ListenerState::Closed);
     door_clear(listen_door_);
     for (Slot *s = live_; s; s = s->live_next) {
-        s->conn().close(WEIR_CLOSE_SHUTDOWN);
+        s->session().close(WEIR_CLOSE_SHUTDOWN);
         mark_dirty(*s);
     }
 }

@@ -40,7 +40,7 @@ int Worker::stream_start(TicketRef &r, int status, const weir_header_t *h, size_
         cur_answered_ = true; // also when it is posted behind an interim answer (below)
     if (own && nothing_posted(r)) {
         uint64_t handle = x->handle; // x may be gone after a refused start (worker_answers.cc)
-        int rc = s.conn().stream_start(x, status, h, nh, length, flags);
+        int rc = s.session().stream_start(x, status, h, nh, length, flags);
         if (rc < 0)
             tickets_.retire(handle); // GONE or ENOMEM: consumed (the rule)
         if (x == cur_ex_)
@@ -116,11 +116,11 @@ int Worker::stream_write(TicketRef &r, const void *p, size_t n) {
         t.left -= n;
     if (owner_thread() && t.nodes.load(std::memory_order_acquire) == 0) {
         uint64_t handle = x->handle; // x may be gone after a refused write (worker_answers.cc)
-        int rc = s.conn().stream_write(x, p, n);
+        int rc = s.session().stream_write(x, p, n);
         if (rc < 0)
             tickets_.retire(handle);
         else
-            t.backlog.store(s.conn().stream_backlog(x), std::memory_order_seq_cst);
+            t.backlog.store(s.session().stream_backlog(x), std::memory_order_seq_cst);
         s.answered = true;
         mark_dirty(s);
         return rc;
@@ -161,7 +161,7 @@ int Worker::stream_end(TicketRef &r, const weir_header_t *tr, size_t nt) {
     Slot &s = *static_cast<Slot *>(x->user);
     if (owner_thread() && t.nodes.load(std::memory_order_acquire) == 0) {
         uint64_t handle = x->handle; // x may be gone after the end (worker_answers.cc)
-        int rc = s.conn().stream_end(x, tr, nt);
+        int rc = s.session().stream_end(x, tr, nt);
         tickets_.retire(handle);
         s.answered = true;
         mark_dirty(s);
@@ -181,7 +181,7 @@ int Worker::stream_abort(TicketRef &r) {
     Slot &s = *static_cast<Slot *>(x->user);
     if (owner_thread() && t.nodes.load(std::memory_order_acquire) == 0) {
         uint64_t handle = x->handle; // x may be gone after the abort (worker_answers.cc)
-        int rc = s.conn().stream_abort(x);
+        int rc = s.session().stream_abort(x);
         tickets_.retire(handle);
         s.answered = true;
         mark_dirty(s);
@@ -245,7 +245,7 @@ void Worker::apply_stream(Answer *a) {
     }
     Exchange *x = a->x;
     Slot &s = *static_cast<Slot *>(x->user);
-    Conn &c = s.conn();
+    Session &c = s.session();
     int rc = 0;
     switch (a->kind) {
     case AnswerKind::Start:
@@ -285,7 +285,7 @@ void Worker::apply_stream(Answer *a) {
 // After the write: each stream publishes what is still unsent (the write
 // may have sent it all), then says whether a refused writer has room now.
 bool Worker::streams_have_room(Slot &s) {
-    Conn &c = s.conn();
+    Session &c = s.session();
     size_t half = engine_.settings().stream_window / 2;
     bool any = false;
     c.each_stream([&](Exchange *x) {
@@ -309,7 +309,7 @@ bool Worker::streams_have_room(Slot &s) {
 // unsent, and one whose writer was refused is handed back once half the
 // window is free.
 void Worker::publish_streams(Slot &s) {
-    Conn &c = s.conn();
+    Session &c = s.session();
     size_t half = engine_.settings().stream_window / 2;
     c.each_stream([&](Exchange *x) {
         Ticket *t = tickets_.at(x->handle);

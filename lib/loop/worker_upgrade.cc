@@ -47,7 +47,7 @@ int Worker::upgrade(TicketRef &r, const weir_header_t *h, size_t nh, bool raw) {
         cur_answered_ = true; // also when it is posted behind an interim answer (below)
     if (own && nothing_posted(r)) {
         uint64_t handle = x->handle;
-        int rc = s.conn().upgrade(x, h, nh, raw);
+        int rc = s.session().upgrade(x, h, nh, raw);
         if (rc == 0)
             s.upgrade_handle = handle; // the ticket stays Claimed until the connection leaves
         else
@@ -65,13 +65,13 @@ void Worker::apply_upgrade(Answer *a) {
     Exchange *x = a->x;
     Slot &s = *static_cast<Slot *>(x->user);
     uint64_t handle = x->handle;
-    int rc = s.conn().upgrade(x, a->headers, a->num_headers, a->status == 0);
+    int rc = s.session().upgrade(x, a->headers, a->num_headers, a->status == 0);
     if (rc == 0) {
         s.upgrade_handle = handle;
     } else {
         if (rc == -EINVAL) { // checked before posting: the request moved on (a bug)
             log_once(LOG_BAD_ANSWER, "an upgrade was refused by the connection; answered 500");
-            s.conn().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
+            s.session().respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE);
         }
         tickets_.retire(handle);
     }
@@ -85,7 +85,7 @@ bool Worker::upgrade_detach(Slot &s) {
     auto *n = new (std::nothrow) ImageNode;
     if (!n)
         return false; // tried again at the next settle
-    if (!s.conn().detach_upgraded(n->img)) {
+    if (!s.session().detach_upgraded(n->img)) {
         delete n;
         return false;
     }

@@ -31,7 +31,7 @@ int UringPort::start(Slot &s) {
         // A recv armed for a connection that will read no more (its request
         // said Connection: close, or the pipeline is full) would only be
         // cancelled again: wait for want_read instead.
-        if (s.conn().can_read())
+        if (s.session().can_read())
             arm_recv(s);
         else
             s.input_paused = true;

@@ -33,7 +33,7 @@ section=$(awk '/^## 2b\./{on=1; next} /^## /{on=0} on' docs/DESIGN.md)
 # The loop's direct calls, and those made through the seam (session.h's
 # s.m( on its Session): both are placed in §2b.
 methods=$( (sed -e 's|//.*||' lib/loop/*.h lib/loop/*.cc |
-    grep -oE '(conn\(\)|\bc)[[:space:]]*(\.|->)[[:space:]]*[a-z_0-9]+[[:space:]]*\('
+    grep -oE '(conn\(\)|session\(\)|\bc)[[:space:]]*(\.|->)[[:space:]]*[a-z_0-9]+[[:space:]]*\('
     sed -e 's|//.*||' lib/loop/session.h | grep -oE '\bs\.[a-z_0-9]+\(') |
     sed -E 's/.*(\.|->)[[:space:]]*//; s/[[:space:]]*\(//' | sort -u)
 n=0

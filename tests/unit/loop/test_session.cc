@@ -33,10 +33,11 @@ void test_wait_maps_to_kind(void **) {
 void test_head_deadline_answers_408(void **) {
     ConnSettings st = settings();
     ConnPool pool(st);
-    Conn c(st, pool, 1);
+    Session c_s(st, pool, 1, false);
+    Conn &c = c_s.h1();
     feed(c, "GET / HTTP/1.1\r\nHo");
     assert_int_equal((int)session_timer(c.wait()), (int)TimerKind::Head);
-    assert_int_equal(session_expire(c, TimerKind::Head), 0);
+    assert_int_equal(session_expire(c_s, TimerKind::Head), 0);
     std::string out = drain(c);
     assert_true(out.rfind("HTTP/1.1 408 ", 0) == 0);
     assert_true(c.wants_close());
@@ -48,8 +49,9 @@ void test_head_deadline_answers_408(void **) {
 void test_first_byte_deadline_is_silent(void **) {
     ConnSettings st = settings();
     ConnPool pool(st);
-    Conn c(st, pool, 1);
-    assert_int_equal(session_expire(c, session_timer(c.wait())), 0);
+    Session c_s(st, pool, 1, false);
+    Conn &c = c_s.h1();
+    assert_int_equal(session_expire(c_s, session_timer(c.wait())), 0);
     assert_string_equal(drain(c).c_str(), "");
     assert_true(c.wants_close());
     assert_int_equal(c.close_reason(), WEIR_CLOSE_SILENT);
@@ -59,10 +61,11 @@ void test_first_byte_deadline_is_silent(void **) {
 void test_body_deadline_answers_408(void **) {
     ConnSettings st = settings();
     ConnPool pool(st);
-    Conn c(st, pool, 1);
+    Session c_s(st, pool, 1, false);
+    Conn &c = c_s.h1();
     feed(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab");
     assert_int_equal((int)session_timer(c.wait()), (int)TimerKind::Body);
-    assert_int_equal(session_expire(c, TimerKind::Body), 0);
+    assert_int_equal(session_expire(c_s, TimerKind::Body), 0);
     assert_true(drain(c).rfind("HTTP/1.1 408 ", 0) == 0);
     assert_int_equal(c.close_reason(), WEIR_CLOSE_BODY_TIMEOUT);
 }
@@ -72,19 +75,21 @@ void test_body_deadline_answers_408(void **) {
 void test_idle_and_output_close_now(void **) {
     ConnSettings st = settings();
     ConnPool pool(st);
-    Conn idle(st, pool, 1);
+    Session idle_s(st, pool, 1, false);
+    Conn &idle = idle_s.h1();
     feed(idle, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     assert_int_equal(answer(idle, idle.take_request(), "hello"), 0);
     drain(idle);
     assert_int_equal((int)session_timer(idle.wait()), (int)TimerKind::Idle);
-    assert_int_equal(session_expire(idle, TimerKind::Idle), WEIR_CLOSE_IDLE_TIMEOUT);
+    assert_int_equal(session_expire(idle_s, TimerKind::Idle), WEIR_CLOSE_IDLE_TIMEOUT);
     assert_int_equal(idle.close_reason(), WEIR_CLOSE_IDLE_TIMEOUT);
 
-    Conn slow(st, pool, 2);
+    Session slow_s(st, pool, 2, false);
+    Conn &slow = slow_s.h1();
     feed(slow, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     assert_int_equal(answer(slow, slow.take_request(), "hello"), 0);
     assert_int_equal((int)session_timer(slow.wait()), (int)TimerKind::Output);
-    assert_int_equal(session_expire(slow, TimerKind::Output), WEIR_CLOSE_WRITE_TIMEOUT);
+    assert_int_equal(session_expire(slow_s, TimerKind::Output), WEIR_CLOSE_WRITE_TIMEOUT);
     assert_int_equal(slow.close_reason(), WEIR_CLOSE_WRITE_TIMEOUT);
 }
 
@@ -93,25 +98,28 @@ void test_idle_and_output_close_now(void **) {
 void test_binding_cuts(void **) {
     ConnSettings st = settings();
     ConnPool pool(st);
-    Conn req(st, pool, 1);
+    Session req_s(st, pool, 1, false);
+    Conn &req = req_s.h1();
     feed(req, "GET / HTTP/1.1\r\nHo");
-    assert_int_equal(session_cut(req, BindCut::None), 0);
+    assert_int_equal(session_cut(req_s, BindCut::None), 0);
     assert_false(req.wants_close());
-    assert_int_equal(session_cut(req, BindCut::Request), 0);
+    assert_int_equal(session_cut(req_s, BindCut::Request), 0);
     assert_true(drain(req).rfind("HTTP/1.1 408 ", 0) == 0);
     assert_int_equal(req.close_reason(), WEIR_CLOSE_REQUEST_TIMEOUT);
 
-    Conn body(st, pool, 2);
+    Session body_s(st, pool, 2, false);
+    Conn &body = body_s.h1();
     feed(body, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab");
-    assert_true(session_reading(body) > 0);
-    assert_int_equal(session_cut(body, BindCut::SlowBody), 0);
+    assert_true(session_reading(body_s) > 0);
+    assert_int_equal(session_cut(body_s, BindCut::SlowBody), 0);
     assert_true(drain(body).rfind("HTTP/1.1 408 ", 0) == 0);
     assert_int_equal(body.close_reason(), WEIR_CLOSE_SLOW_BODY);
 
-    Conn reader(st, pool, 3);
+    Session reader_s(st, pool, 3, false);
+    Conn &reader = reader_s.h1();
     feed(reader, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     assert_int_equal(answer(reader, reader.take_request(), "hello"), 0);
-    assert_int_equal(session_cut(reader, BindCut::SlowReader), WEIR_CLOSE_SLOW_READER);
+    assert_int_equal(session_cut(reader_s, BindCut::SlowReader), WEIR_CLOSE_SLOW_READER);
     assert_int_equal(reader.close_reason(), WEIR_CLOSE_SLOW_READER);
 }
 

@@ -1,0 +1,140 @@
+// One connection's protocol, as its slot holds it (docs/DESIGN.md §2b): the
+// loop calls these and never asks which protocol answers. HTTP/1's Conn and
+// HTTP/2's H2Session offer the same calls with the same contracts (the lend
+// rules, zombies, each_taken, wait, the close reasons: conn/conn.h), so a
+// call is one predictable branch on the tag with HTTP/1's case inline, not a
+// virtual call (bench/callgrind_h1.py measures it).
+//
+// A fresh connection starts as HTTP/1. With h2c on, its Conn sniffs the first
+// bytes (conn_sniff.cc); when HTTP/2's preface came, the session lifts the
+// bytes out of the Conn, constructs the HTTP/2 session in the same storage
+// and hands them over (session.cc). Nothing outside sees the change but the
+// answers.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <new>
+
+#include "conn/conn.h"
+
+namespace weir {
+
+class Session {
+  public:
+    enum class Proto : uint8_t { Http1, Http2 };
+
+    // fresh: a new connection (it may turn HTTP/2); a moved one stays HTTP/1
+    // (an HTTP/2 connection is drained, never moved: docs/http2.md).
+    Session(const ConnSettings &settings, ConnPool &pool, uint64_t id, bool fresh) : settings_(settings) {
+        new (mem_) Conn(settings, pool, id);
+        if (fresh && (settings.protocols & WEIR_PROTO_H2C))
+            h1().sniff_h2(!(settings.protocols & WEIR_PROTO_HTTP1));
+    }
+    ~Session() { destroy(); }
+    Session(const Session &) = delete;
+    Session &operator=(const Session &) = delete;
+
+    Proto proto() const { return proto_; }
+
+#define WEIR_SESSION(call) (h1().call)
+
+    // ---- input
+    iovec read_space() { return WEIR_SESSION(read_space()); }
+    void on_read(size_t n) {
+        WEIR_SESSION(on_read(n));
+        if (proto_ == Proto::Http1 && h1().wants_h2()) [[unlikely]]
+            turn_h2();
+    }
+    size_t take_bytes(const char *p, size_t n) {
+        size_t k = WEIR_SESSION(take_bytes(p, n));
+        if (proto_ == Proto::Http1 && h1().wants_h2()) [[unlikely]]
+            turn_h2();
+        return k;
+    }
+    void on_eof() { WEIR_SESSION(on_eof()); }
+    bool can_read() const { return WEIR_SESSION(can_read()); }
+
+    // ---- requests and answers
+    Exchange *take_request() { return WEIR_SESSION(take_request()); }
+    bool has_request() const { return WEIR_SESSION(has_request()); }
+    int respond(Exchange *x, int status, const weir_header_t *h, size_t nh, const void *body, size_t len,
+                uint32_t flags) {
+        return WEIR_SESSION(respond(x, status, h, nh, body, len, flags));
+    }
+    int interim(Exchange *x, int status, const weir_header_t *h, size_t nh) {
+        return WEIR_SESSION(interim(x, status, h, nh));
+    }
+    int64_t body_read(Exchange *x, void *buf, size_t cap) { return WEIR_SESSION(body_read(x, buf, cap)); }
+    bool body_ready(const Exchange *x) const { return WEIR_SESSION(body_ready(x)); }
+    int stream_start(Exchange *x, int status, const weir_header_t *h, size_t nh, uint64_t length, uint32_t flags) {
+        return WEIR_SESSION(stream_start(x, status, h, nh, length, flags));
+    }
+    int stream_write(Exchange *x, const void *p, size_t n) { return WEIR_SESSION(stream_write(x, p, n)); }
+    int stream_end(Exchange *x, const weir_header_t *tr, size_t nt) { return WEIR_SESSION(stream_end(x, tr, nt)); }
+    int stream_abort(Exchange *x) { return WEIR_SESSION(stream_abort(x)); }
+    size_t stream_backlog(const Exchange *x) const { return WEIR_SESSION(stream_backlog(x)); }
+    void attach_file(Exchange *x, int fd, uint64_t off, bool ranged) { WEIR_SESSION(attach_file(x, fd, off, ranged)); }
+    bool feed_files(size_t window) { return WEIR_SESSION(feed_files(window)); }
+    bool streaming(const Exchange *x) const { return WEIR_SESSION(streaming(x)); }
+    bool file_stream(const Exchange *x) const { return WEIR_SESSION(file_stream(x)); }
+    uint32_t streams() const { return WEIR_SESSION(streams()); }
+    template <class F> void each_stream(F &&f) { WEIR_SESSION(each_stream(f)); }
+    void abort_now(uint32_t reason) { WEIR_SESSION(abort_now(reason)); }
+    int upgrade(Exchange *x, const weir_header_t *h, size_t nh, bool raw) {
+        return WEIR_SESSION(upgrade(x, h, nh, raw));
+    }
+
+    // ---- output
+    size_t output_iov(iovec *iov, size_t max) { return WEIR_SESSION(output_iov(iov, max)); }
+    void on_written(size_t n) { WEIR_SESSION(on_written(n)); }
+    bool output_file(FileRange &r) { return WEIR_SESSION(output_file(r)); }
+    void on_file_sent(size_t n, int err) { WEIR_SESSION(on_file_sent(n, err)); }
+    size_t output_pending() const { return WEIR_SESSION(output_pending()); }
+    bool peer_sent_more() const { return WEIR_SESSION(peer_sent_more()); }
+
+    // ---- the PROXY prelude (always HTTP/1's Conn: it comes before the sniff)
+    void expect_proxy(PeerAddr *peer, bool trusted) { h1().expect_proxy(peer, trusted); }
+    void expire_proxy() { WEIR_SESSION(expire_proxy()); }
+    Conn::ProxyResult proxy_result() const { return proto_ == Proto::Http1 ? h1().proxy_result() : proxy_result_; }
+
+    // ---- deadlines and lifecycle
+    void expire_input(uint32_t reason) { WEIR_SESSION(expire_input(reason)); }
+    void close(uint32_t reason) { WEIR_SESSION(close(reason)); }
+    void on_closed() { WEIR_SESSION(on_closed()); }
+    bool wants_close() const { return WEIR_SESSION(wants_close()); }
+    uint32_t close_reason() const { return WEIR_SESSION(close_reason()); }
+    uint32_t outstanding() const { return WEIR_SESSION(outstanding()); }
+    template <class F> void each_taken(F &&f) { WEIR_SESSION(each_taken(f)); }
+    ConnWait wait() const { return WEIR_SESSION(wait()); }
+    bool lent() const { return WEIR_SESSION(lent()); }
+    uint64_t id() const { return WEIR_SESSION(id()); }
+    uint64_t reading() const { return WEIR_SESSION(reading()); }
+    const Conn::Counters &counters() const { return WEIR_SESSION(counters()); }
+
+    // ---- moving
+    void hold() { WEIR_SESSION(hold()); }
+    void unhold() { WEIR_SESSION(unhold()); }
+    bool detachable() const { return WEIR_SESSION(detachable()); }
+    bool detach(ConnImage &img) { return WEIR_SESSION(detach(img)); }
+    bool upgrade_ready() const { return WEIR_SESSION(upgrade_ready()); }
+    bool detach_upgraded(ConnImage &img) { return WEIR_SESSION(detach_upgraded(img)); }
+    bool adopt(const ConnImage &img) { return WEIR_SESSION(adopt(img)); }
+
+#undef WEIR_SESSION
+
+    Conn &h1() { return *std::launder(reinterpret_cast<Conn *>(mem_)); }
+    const Conn &h1() const { return *std::launder(reinterpret_cast<const Conn *>(mem_)); }
+
+  private:
+    void turn_h2(); // session.cc
+    void destroy();
+
+    alignas(Conn) unsigned char mem_[sizeof(Conn)];
+    const ConnSettings &settings_;
+    Proto proto_ = Proto::Http1;
+    Conn::ProxyResult proxy_result_ = Conn::ProxyResult::None; // the Conn's, once HTTP/2 took over
+};
+
+} // namespace weir

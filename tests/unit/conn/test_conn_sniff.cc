@@ -1,0 +1,129 @@
+// lib/conn/conn_sniff.cc: with h2c on, a fresh connection's first bytes are
+// compared with HTTP/2's client preface before the HTTP/1 parser sees them.
+// Each case fails if the preface is parsed as a request (the negative arm:
+// sniffing off, the same bytes are refused as HTTP/1), if an HTTP/1 request
+// that shares the preface's first letters is held back or misread, or if the
+// bytes HTTP/2 needs are not all left for it to lift.
+#include <string>
+
+#include "cmocka_cxx.h"
+#include "conn_check.h"
+
+using namespace weir;
+using namespace conn_check;
+
+namespace {
+
+const std::string kPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+const std::string kSettings = std::string("\0\0\0\4\0\0\0\0\0", 9); // an empty SETTINGS frame
+
+// The preface and a frame after it, whole: HTTP/2 is wanted, nothing is
+// parsed or answered, and detach() lifts every byte from the preface on.
+void test_sniff_preface_whole(void **) {
+    ConnSettings s = settings();
+    ConnPool pool(s);
+    Conn c(s, pool, 1);
+    c.sniff_h2(false);
+    feed(c, kPreface + kSettings);
+    assert_true(c.wants_h2());
+    assert_null(c.take_request());
+    assert_string_equal(drain(c).c_str(), "");
+    assert_int_equal(c.counters().parse_errors, 0);
+    ConnImage img;
+    assert_true(c.detach(img));
+    assert_int_equal(img.unread_len, kPreface.size() + kSettings.size());
+    assert_memory_equal(img.unread, (kPreface + kSettings).data(), img.unread_len);
+}
+
+// One byte at a time: nothing is parsed while the bytes so far are the
+// preface's beginning, and it is wanted on the 24th.
+void test_sniff_preface_byte_by_byte(void **) {
+    ConnSettings s = settings();
+    ConnPool pool(s);
+    Conn c(s, pool, 1);
+    c.sniff_h2(false);
+    for (size_t i = 0; i < kPreface.size(); i++) {
+        assert_false(c.wants_h2());
+        feed(c, kPreface.substr(i, 1));
+        assert_null(c.take_request());
+        assert_string_equal(drain(c).c_str(), "");
+    }
+    assert_true(c.wants_h2());
+}
+
+// HTTP/1 requests that begin as the preface does ("P", "PR"...) and part
+// from it: parsed and answered as HTTP/1, split anywhere.
+void test_sniff_http1_shares_prefix(void **) {
+    const char *reqs[] = {"POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi",
+                          "PRIX / HTTP/1.1\r\nHost: x\r\n\r\n", "GET / HTTP/1.1\r\nHost: x\r\n\r\n"};
+    for (const char *r : reqs) {
+        std::string req = r;
+        for (size_t at = 1; at < req.size(); at++) {
+            ConnSettings s = settings();
+            ConnPool pool(s);
+            Conn c(s, pool, 1);
+            c.sniff_h2(false);
+            feed(c, req.substr(0, at));
+            feed(c, req.substr(at));
+            assert_false(c.wants_h2());
+            Exchange *x = c.take_request();
+            assert_non_null(x);
+            assert_int_equal(answer(c, x, "ok"), 0);
+            assert_true(drain(c).rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+        }
+    }
+}
+
+// h2c only: whatever the first bytes are, they are HTTP/2's to judge (its
+// session answers a GOAWAY to what is not its preface), never parsed here.
+void test_sniff_h2_only_takes_anything(void **) {
+    ConnSettings s = settings();
+    ConnPool pool(s);
+    Conn c(s, pool, 1);
+    c.sniff_h2(true);
+    feed(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_true(c.wants_h2());
+    assert_null(c.take_request());
+    assert_string_equal(drain(c).c_str(), "");
+}
+
+// After a PROXY header: the preface is looked for where HTTP would begin.
+void test_sniff_after_proxy_header(void **) {
+    ConnSettings s = settings();
+    ConnPool pool(s);
+    Conn c(s, pool, 1);
+    PeerAddr peer;
+    c.expect_proxy(&peer, true);
+    c.sniff_h2(false);
+    feed(c, "PROXY TCP4 192.0.2.1 198.51.100.2 56324 443\r\n" + kPreface);
+    assert_true(c.wants_h2());
+    assert_true(c.proxy_result() == Conn::ProxyResult::V1);
+    ConnImage img;
+    assert_true(c.detach(img));
+    assert_int_equal(img.unread_len, kPreface.size());
+}
+
+// The negative arm: sniffing off (http1 only), the preface is an HTTP/1
+// request of version 2.0 and is refused — what an h2c client got before.
+void test_no_sniff_refuses_preface(void **) {
+    ConnSettings s = settings();
+    ConnPool pool(s);
+    Conn c(s, pool, 1);
+    feed(c, kPreface);
+    assert_false(c.wants_h2());
+    assert_null(c.take_request());
+    std::string out = drain(c);
+    assert_true(out.rfind("HTTP/1.1 505 ", 0) == 0 || out.rfind("HTTP/1.1 400 ", 0) == 0);
+    assert_true(c.wants_close());
+}
+
+} // namespace
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sniff_preface_whole),        cmocka_unit_test(test_sniff_preface_byte_by_byte),
+        cmocka_unit_test(test_sniff_http1_shares_prefix),  cmocka_unit_test(test_sniff_h2_only_takes_anything),
+        cmocka_unit_test(test_sniff_after_proxy_header),   cmocka_unit_test(test_no_sniff_refuses_preface),
+    };
+    return cmocka_run_group_tests_name("conn_sniff", tests, nullptr, nullptr);
+}
