@@ -205,24 +205,38 @@ def check(s):
 
 def h2load(url, conns, streams, duration):
     cmd = ["h2load", "-t1", f"-c{conns}", f"-m{streams}", "-D", str(duration), url]
-    out = subprocess.run(cmd, text=True, capture_output=True, timeout=duration + 60).stdout
+    p = subprocess.run(cmd, text=True, capture_output=True, timeout=duration + 60)
+    out = p.stdout
     rps = re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", out)
     req = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, "
                     r"(\d+) errored, (\d+) timeout", out)
     codes = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", out)
     if not rps or not req or not codes:
-        raise RuntimeError(f"h2load output not understood:\n{out}")
+        last = [ln for ln in (out + p.stderr).splitlines() if ln.strip()]
+        raise RuntimeError(f"h2load (exit {p.returncode}) printed no tally; its last line: "
+                           f"{last[-1].strip() if last else '(nothing)'}")
     return {"rps": float(rps.group(1)), "requests": int(req.group(4)), "failed": int(req.group(5)),
             "errored": int(req.group(6)), "non2xx": sum(int(x) for x in codes.groups()[1:]), "cmd": " ".join(cmd)}
 
 
-def measure(servers):
+def measure(servers, unavailable):
+    """A server whose h2load run fails (output not understood, or no end within
+    the bound) leaves the alternation with its reason; the others go on."""
     runs = {}
+    live = list(servers)
     for name, conns, streams in SCENARIOS:
         for i in range(RUNS):
-            for s in servers if i % 2 == 0 else list(reversed(servers)):
+            for s in list(live) if i % 2 == 0 else list(reversed(live)):
                 t0, m0, c0 = cpu_ticks(s.proc.pid), machine_ticks(), children_cpu_s()
-                r = h2load(s.url(), conns, streams, DURATION)
+                try:
+                    r = h2load(s.url(), conns, streams, DURATION)
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    unavailable[s.kind] = f"h2load failed in {name}: {str(e).strip().splitlines()[0]}"
+                    log(f"  {LABEL[s.kind]}: {unavailable[s.kind]}")
+                    live.remove(s)
+                    for by_kind in runs.values():
+                        by_kind.pop(s.kind, None)
+                    continue
                 r["cpu_s"] = (cpu_ticks(s.proc.pid) - t0) / CLK_TCK
                 client_s = children_cpu_s() - c0
                 r["others_share"] = max(0.0, (machine_ticks() - m0) / CLK_TCK - r["cpu_s"] - client_s) / DURATION
@@ -310,9 +324,16 @@ def main():
                 continue
             servers.append(s)
             results["commands"][kind] = s.cmd
-            h2load(s.url(), 64, 16, 1)  # warm up
+            try:
+                h2load(s.url(), 64, 16, 1)  # warm up
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                s.stop()
+                servers.pop()
+                results["unavailable"][kind] = f"h2load failed in the warm-up: {str(e).strip().splitlines()[0]}"
+                log(f"  {LABEL[kind]}: {results['unavailable'][kind]}")
+                del results["commands"][kind]
         if servers:
-            results["runs"] = measure(servers)
+            results["runs"] = measure(servers, results["unavailable"])
     finally:
         for s in servers:
             s.stop()
@@ -326,7 +347,7 @@ def main():
             f.write(md)
     else:
         sys.stdout.write(md)
-    if not servers:
+    if not any(results["runs"].get(name) for name, _, _ in SCENARIOS):
         sys.exit("bench/h2/run.py: no server could be measured")
 
 
