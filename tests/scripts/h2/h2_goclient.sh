@@ -12,7 +12,7 @@ here=$(dirname "$0")
 source "$here/demo_common.bash"
 source tests/scripts/h2/h2_common.bash
 command -v go >/dev/null || { echo "FAIL: go is not installed"; exit 1; }
-client=$PWD/$B/tools/h2client
+client=$(realpath -m "$B/tools/h2client")
 mkdir -p "$B/tools"
 # GOWORK=off: the client is its own module, outside go.work; -mod=mod: its
 # go.sum may need x/net's hashes on a machine that has not fetched it yet.

@@ -14,9 +14,14 @@
 #                     (nghttp exits 0 there having processed nothing: only the
 #                     count of answered streams catches it)
 #   h2_goclient.sh    (pass) h2o; (fail) HTTP/1.1 only
+#   the weir arms     on a stand-in for weir-demo --protocols (Go's HTTP/2
+#                     server, tests/support/h2client/standin): demo_h2.sh passes
+#                     on every backend and mode, and fails when --protocols
+#                     http1 serves h2c anyway; h2spec.sh tallies each backend;
+#                     h2_goclient.sh passes
 #   weir-demo         while it has no --protocols, each of the three scripts
 #                     fails saying so (never a skip)
-# Not in make test (it could be now: it needs only the peers); see
+# Not in make test (it could be now: it needs only the peers, python3 and Go); see
 # docs/http2-tests.md.
 here=$(dirname "$0")
 [[ -f $here/demo_common.bash ]] || here=$here/..
@@ -67,6 +72,20 @@ arm 1 'GET / by prior knowledge: got' "demo_h2.sh fails on HTTP/1.1 only" -- env
 
 arm 0 'h2client: 200 requests, 32 concurrent, 1 connections: ok' "h2_goclient.sh on h2o" -- env H2_PEER=h2o tests/scripts/h2/h2_goclient.sh
 arm 1 'h2client: 200 of 200 requests failed' "h2_goclient.sh fails on HTTP/1.1 only" -- env H2_PEER_CMD="$http1_only" tests/scripts/h2/h2_goclient.sh
+
+# The weir arms, on a stand-in for weir-demo --protocols built on Go's HTTP/2
+# server (tests/support/h2client/standin: weir-demo's flags, routes, metrics
+# line and exits), in a build folder of its own beside this build's
+# backend_probe: every backend, every mode, each protocol choice.
+fake=$TMP/fakeb
+mkdir -p "$fake/bin" "$fake/tests/support"
+(cd tests/support/h2client && GOWORK=off GOFLAGS=-mod=mod timeout 300 go build -o "$fake/bin/weir-demo" ./standin) ||
+    fail "go build of tests/support/h2client/standin failed"
+ln -s "$(realpath "$B/tests/support/backend_probe")" "$fake/tests/support/backend_probe"
+arm 0 'auto and http1: ok \(prior knowledge on http1: curl exit' "demo_h2.sh's weir arms on the stand-in" -- env B="$fake" tests/scripts/h2/demo_h2.sh
+arm 1 'a prior-knowledge client was served' "demo_h2.sh fails a --protocols http1 that serves h2c" -- env B="$fake" STANDIN_H2_ALWAYS=1 tests/scripts/h2/demo_h2.sh
+arm 1 '^h2spec \[[a-z]+\]: [0-9]+ passed, [1-9][0-9]* failed, 0 skipped of 145$' "h2spec.sh's backend loop on the stand-in (Go's h2c fails a few)" -- env B="$fake" tests/scripts/h2/h2spec.sh
+arm 0 'h2client: 8 requests, 4 concurrent, 1 connections: ok' "h2_goclient.sh's weir arms on the stand-in" -- env B="$fake" tests/scripts/h2/h2_goclient.sh
 
 if ! "$B/bin/weir-demo" --protocols h2c --version >/dev/null 2>&1; then
     for t in h2spec demo_h2 h2_goclient; do
