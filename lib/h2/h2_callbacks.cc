@@ -85,6 +85,14 @@ int on_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name, 
     return 0;
 }
 
+// A field nghttp2 would otherwise drop silently (an uppercase name, a bad
+// character): RFC 9113 §8.2.1 makes the request malformed, a stream error
+// (RST_STREAM PROTOCOL_ERROR, nghttp2's default code for this return).
+int on_invalid_header(nghttp2_session *, const nghttp2_frame *, const uint8_t *, size_t, const uint8_t *, size_t,
+                      uint8_t, void *) {
+    return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+}
+
 int on_frame_recv(nghttp2_session *ng, const nghttp2_frame *f, void *u) {
     H2Session &s = sess(u);
     switch (f->hd.type) {
@@ -191,6 +199,7 @@ bool make_session(H2Session &s) {
     nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
     nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
     nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+    nghttp2_session_callbacks_set_on_invalid_header_callback(cb, on_invalid_header);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);

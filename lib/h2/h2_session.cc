@@ -450,10 +450,10 @@ ConnWait H2Session::wait() const {
         if ((final_goaway_ || eof_) && !streams_left)
             return ConnWait::Done;
     }
+    if (!got_bytes_)
+        return ConnWait::FirstByte; // our SETTINGS wait for the client's preface
     if (to_write || write_lent_)
         return ConnWait::Output;
-    if (!got_bytes_)
-        return ConnWait::FirstByte;
     if (!preface_done_ || nheads_ > 0)
         return ConnWait::Head;
     if (nbuffering_ > 0)
