@@ -452,10 +452,12 @@ ConnWait H2Session::wait() const {
     }
     if (!got_bytes_)
         return ConnWait::FirstByte; // our SETTINGS wait for the client's preface
-    if (to_write || write_lent_)
-        return ConnWait::Output;
+    // An incomplete preface or header block is judged by the header
+    // deadline even while our own frames wait to be written.
     if (!preface_done_ || nheads_ > 0)
         return ConnWait::Head;
+    if (to_write || write_lent_)
+        return ConnWait::Output;
     if (nbuffering_ > 0)
         return ConnWait::Body;
     if (nout_ > 0)
