@@ -84,8 +84,9 @@ void H2Session::refuse(H2Stream *s, int status) {
     nghttp2_nv nv[] = {{(uint8_t *)":status", (uint8_t *)st, 7, 3, NGHTTP2_NV_FLAG_NONE},
                        {(uint8_t *)"content-length", (uint8_t *)"0", 14, 1, NGHTTP2_NV_FLAG_NONE}};
     nghttp2_submit_response(ng_, s->id, nv, 2, nullptr);
-    if (!s->peer_ended) // RFC 9113 §8.1: the rest of the body is not wanted
-        nghttp2_submit_rst_stream(ng_, NGHTTP2_FLAG_NONE, s->id, NGHTTP2_NO_ERROR);
+    // RFC 9113 §8.1: the rest of the body is not wanted, said once the
+    // answer has left (a RST_STREAM submitted now would overtake it).
+    s->rst_after = true;
 }
 
 void H2Session::request_done(H2Stream *s, bool end) {
