@@ -223,7 +223,6 @@ void H2Session::stream_closed(H2Stream *s) {
             ready_tail_ = prev;
         s->next_ready = nullptr;
         s->host = false;
-        nout_--;
     } else if (s->host && !s->reported && !s->in_reset_list) {
         // The host holds it: its answer can no longer go (gone).
         s->reset = true;

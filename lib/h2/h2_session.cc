@@ -229,6 +229,7 @@ Exchange *H2Session::take_request() {
         ready_tail_ = nullptr;
     s->next_ready = nullptr;
     s->taken = true;
+    nout_++;
     return &s->x;
 }
 
@@ -247,7 +248,6 @@ Exchange *H2Session::take_reset() {
 
 void H2Session::make_ready(H2Stream *s) {
     s->host = true;
-    nout_++;
     counters_.requests++;
     if (ready_tail_)
         ready_tail_->next_ready = s;
@@ -416,7 +416,14 @@ void H2Session::abort(uint32_t reason) {
     no_input_ = true;
     if (!write_lent_)
         out_.clear();
-    // Streams nghttp2 held are over; those the host holds turn gone.
+    // Requests not handed out are dropped; streams nghttp2 held are over;
+    // those the host holds turn gone.
+    while (H2Stream *r = ready_head_) {
+        ready_head_ = r->next_ready;
+        r->next_ready = nullptr;
+        r->host = false;
+    }
+    ready_tail_ = nullptr;
     for (H2Stream *s = live_; s;) {
         H2Stream *n = s->next_live;
         s->ng_open = false;
@@ -444,7 +451,7 @@ ConnWait H2Session::wait() const {
             return ConnWait::Done;
         // Graceful: after the final GOAWAY (or the peer's EOF, which no PING
         // ACK follows) the open streams finish, then Done.
-        bool streams_left = nout_ > 0;
+        bool streams_left = nout_ > 0 || ready_head_;
         for (const H2Stream *s = live_; s && !streams_left; s = s->next_live)
             streams_left = s->ng_open && s->head_done && !s->peer_answered && !s->head_bad;
         if ((final_goaway_ || eof_) && !streams_left)
@@ -460,7 +467,7 @@ ConnWait H2Session::wait() const {
         return ConnWait::Output;
     if (nbuffering_ > 0)
         return ConnWait::Body;
-    if (nout_ > 0)
+    if (nout_ > 0 || ready_head_)
         return ConnWait::Handler;
     for (const H2Stream *s = live_; s; s = s->next_live)
         if (s->ng_open)
