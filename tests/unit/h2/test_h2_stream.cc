@@ -270,6 +270,27 @@ void test_zombie_until_answered(void **) {
     (void)x;
 }
 
+// A 1xx HEADERS (103 Early Hints) before the final answer; x stays out.
+void test_interim_then_final(void **) {
+    Fixture f;
+    int32_t id = f.peer.get("/e");
+    f.peer.pump(f.s);
+    Exchange *x = f.s.take_request();
+    weir_header_t link[] = {{{"Link", 4}, {"</s.css>; rel=preload", 21}}};
+    assert_int_equal(f.s.interim(x, 101, nullptr, 0), -EINVAL); // never on HTTP/2
+    assert_int_equal(f.s.interim(x, 200, nullptr, 0), -EINVAL);
+    assert_int_equal(f.s.interim(x, 103, link, 1), 0);
+    assert_int_equal(f.s.outstanding(), 1);
+    f.peer.pump(f.s);
+    assert_int_equal(f.peer.got[id].status, 103);
+    assert_false(f.peer.got[id].closed);
+    assert_int_equal(f.s.respond(x, 200, nullptr, 0, "ok", 2, 0), 0);
+    f.peer.pump(f.s);
+    assert_int_equal(f.peer.got[id].status, 200);
+    assert_int_equal(f.peer.got[id].headers_frames, 2);
+    assert_string_equal(f.peer.got[id].body.c_str(), "ok");
+}
+
 } // namespace
 
 int main(void) {
@@ -284,6 +305,7 @@ int main(void) {
         cmocka_unit_test(test_body_read_states),
         cmocka_unit_test(test_reset_stream_is_gone),
         cmocka_unit_test(test_zombie_until_answered),
+        cmocka_unit_test(test_interim_then_final),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
