@@ -186,15 +186,28 @@ void H2Session::pump() {
 void H2Session::check_output_limit() {
     if (dead_ || cs_.max_output_bytes == 0)
         return;
-    if (output_pending() > cs_.max_output_bytes)
+    if (unsent() > cs_.max_output_bytes)
         abort(WEIR_CLOSE_OUTPUT_LIMIT);
 }
 
-size_t H2Session::output_pending() const {
+size_t H2Session::unsent() const {
     size_t n = out_.pending();
     for (const H2Stream *s = live_; s; s = s->next_live)
         n += s->backlog();
     return n;
+}
+
+// Framed bytes only: what a write could take now (the loop writes when this
+// is not 0; bytes the peer's windows hold back are not writable).
+size_t H2Session::output_pending() const { return out_.pending(); }
+
+// An answer whose DATA the peer's windows hold back: the write deadline
+// bounds a peer that never opens them.
+bool H2Session::window_stalled() const {
+    for (const H2Stream *s = live_; s; s = s->next_live)
+        if (s->ng_open && !s->peer_answered && (s->backlog() > 0 || (s->finished && !s->host && s->out_end)))
+            return true;
+    return false;
 }
 
 size_t H2Session::output_iov(iovec *iov, size_t max) {
@@ -463,7 +476,7 @@ ConnWait H2Session::wait() const {
     // deadline even while our own frames wait to be written.
     if (!preface_done_ || nheads_ > 0)
         return ConnWait::Head;
-    if (to_write || write_lent_)
+    if (to_write || write_lent_ || window_stalled())
         return ConnWait::Output;
     if (nbuffering_ > 0)
         return ConnWait::Body;

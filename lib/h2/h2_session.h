@@ -235,6 +235,8 @@ class H2Session {
     void maybe_free(H2Stream *s);  // freed when both sides are done
     void make_ready(H2Stream *s);
     void check_output_limit();
+    size_t unsent() const;        // framed bytes and the streams' backlogs
+    bool window_stalled() const;
     int check_x(Exchange *x, H2Stream **out);
     // h2_output.cc
     int submit_head(H2Stream *s, int status, const weir_header_t *h, size_t n, uint64_t length, bool has_body);

@@ -96,6 +96,10 @@ void test_flow_control_backlog(void **) {
     f.peer.pump(f.s);
     assert_int_equal(f.peer.got[id].body.size(), 100);
     assert_int_equal(f.s.stream_backlog(x), 900);
+    // Held back by the window: nothing to write now, but the write deadline
+    // is the one that bounds a peer that never opens it.
+    assert_int_equal(f.s.output_pending(), 0);
+    assert_int_equal(static_cast<int>(f.s.wait()), static_cast<int>(ConnWait::Output));
     // The client reads: its window opens, the rest flows.
     nghttp2_session_consume(f.peer.ng, id, 100);
     nghttp2_submit_window_update(f.peer.ng, NGHTTP2_FLAG_NONE, id, 900);
