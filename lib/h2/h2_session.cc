@@ -397,6 +397,10 @@ void H2Session::begin_drain(uint32_t reason) {
         close_reason_ = reason;
     if (draining_ || final_goaway_ || dead_ || !ng_)
         return;
+    if (!got_bytes_) { // no client yet to answer a PING: the final GOAWAY now
+        finish(reason, NGHTTP2_NO_ERROR);
+        return;
+    }
     draining_ = true;
     graceful_ = true;
     nghttp2_submit_shutdown_notice(ng_);
@@ -470,11 +474,11 @@ ConnWait H2Session::wait() const {
         if ((final_goaway_ || eof_) && !streams_left)
             return ConnWait::Done;
     }
-    if (!got_bytes_)
+    if (!got_bytes_ && close_reason_ == kOpen)
         return ConnWait::FirstByte; // our SETTINGS wait for the client's preface
     // An incomplete preface or header block is judged by the header
     // deadline even while our own frames wait to be written.
-    if (!preface_done_ || nheads_ > 0)
+    if ((!preface_done_ || nheads_ > 0) && (close_reason_ == kOpen || graceful_))
         return ConnWait::Head;
     if (to_write || write_lent_ || window_stalled())
         return ConnWait::Output;

@@ -113,6 +113,22 @@ void test_hold_drains(void **) {
     assert_int_equal(f.s.close_reason(), WEIR_CLOSE_GOAWAY);
 }
 
+// A connection that has sent nothing has no PING to answer: the drain's
+// final GOAWAY goes at once, and it is Done once written.
+void test_drain_before_any_byte(void **) {
+    Fixture f;
+    f.s.close(WEIR_CLOSE_SHUTDOWN);
+    assert_int_equal(w(f.s), (int)ConnWait::Output);
+    iovec iov[4];
+    size_t k = f.s.output_iov(iov, 4);
+    size_t n = 0;
+    for (size_t i = 0; i < k; i++)
+        n += iov[i].iov_len;
+    f.s.on_written(n);
+    assert_int_equal(w(f.s), (int)ConnWait::Done);
+    assert_int_equal(f.s.close_reason(), WEIR_CLOSE_SHUTDOWN);
+}
+
 void test_expire_input(void **) {
     { // never a byte: closed without a word
         Fixture f;
@@ -176,6 +192,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wait_stages),         cmocka_unit_test(test_graceful_drain),
         cmocka_unit_test(test_hold_drains),         cmocka_unit_test(test_expire_input),
+        cmocka_unit_test(test_drain_before_any_byte),
         cmocka_unit_test(test_eof_answers_what_came), cmocka_unit_test(test_bad_preface_protocol_close),
         cmocka_unit_test(test_protocol_error_goaway),
     };
