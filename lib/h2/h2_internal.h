@@ -5,6 +5,7 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace weir {
@@ -13,6 +14,10 @@ namespace h2_detail {
 
 // The opaque data of begin_drain's PING: its ACK sends the final GOAWAY.
 inline const uint8_t kDrainPing[8] = {'w', 'e', 'i', 'r', 'd', 'r', 'a', 'n'};
+
+// The read buffers (cs.read_buffer_size bytes), cached per thread.
+char *take_buf(size_t size);
+void give_buf(char *p, size_t size);
 
 // Makes s.ng_ (server, settings sent, options set); false when out of memory.
 bool make_session(H2Session &s);

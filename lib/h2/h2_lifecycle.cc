@@ -87,7 +87,7 @@ void H2Session::on_closed() {
     if (!write_lent_)
         out_.release();
     if (!read_lent_) {
-        std::free(in_);
+        h2_detail::give_buf(in_, cs_.read_buffer_size);
         in_ = nullptr;
     }
 }

@@ -15,6 +15,50 @@
 
 namespace weir {
 
+namespace h2_detail {
+
+// Read buffers kept per thread (a session is touched only on its worker's
+// thread): a keep-alive session gives its buffer back whenever a read finds
+// nothing, so taking one from malloc each time would be a 16 KiB
+// allocation per request.
+namespace {
+struct BufCache {
+    static constexpr size_t kKeep = 64;
+    size_t size = 0;
+    size_t n = 0;
+    char *free[kKeep];
+    ~BufCache() {
+        while (n)
+            std::free(free[--n]);
+    }
+};
+thread_local BufCache buf_cache;
+} // namespace
+
+char *take_buf(size_t size) {
+    BufCache &c = buf_cache;
+    if (c.size == size && c.n)
+        return c.free[--c.n];
+    return static_cast<char *>(std::malloc(size));
+}
+
+void give_buf(char *p, size_t size) {
+    if (!p)
+        return;
+    BufCache &c = buf_cache;
+    if (c.size != size) { // another engine's size: the cache follows the latest
+        while (c.n)
+            std::free(c.free[--c.n]);
+        c.size = size;
+    }
+    if (c.n < BufCache::kKeep)
+        c.free[c.n++] = p;
+    else
+        std::free(p);
+}
+
+} // namespace h2_detail
+
 H2Session::Hooks &H2Session::hooks() {
     static Hooks h;
     return h;
@@ -81,7 +125,7 @@ H2Session::~H2Session() {
         delete free_;
         free_ = n;
     }
-    std::free(in_);
+    h2_detail::give_buf(in_, cs_.read_buffer_size);
 }
 
 // ---- input
@@ -90,7 +134,7 @@ iovec H2Session::read_space() {
     if (!can_read())
         return {nullptr, 0};
     if (!in_) {
-        in_ = static_cast<char *>(std::malloc(cs_.read_buffer_size));
+        in_ = h2_detail::take_buf(cs_.read_buffer_size);
         if (!in_) {
             abort(WEIR_CLOSE_RESOURCE);
             return {nullptr, 0};
@@ -105,7 +149,7 @@ void H2Session::on_read(size_t n) {
     if (n > 0)
         feed(in_, n);
     if (!lent() && in_ && (n == 0 || dead_)) {
-        std::free(in_); // nghttp2 copied what it keeps: an idle session holds no read buffer
+        h2_detail::give_buf(in_, cs_.read_buffer_size); // nghttp2 copied what it keeps: idle, no buffer held
         in_ = nullptr;
     }
 }

@@ -113,6 +113,22 @@ void test_hold_drains(void **) {
     assert_int_equal(f.s.close_reason(), WEIR_CLOSE_GOAWAY);
 }
 
+// An idle session holds no read buffer (a read that found nothing gives it
+// back), and the next read takes the same one back from the thread's cache
+// rather than from malloc.
+void test_idle_gives_buffer_back(void **) {
+    Fixture f;
+    f.peer.pump(f.s);
+    iovec a = f.s.read_space();
+    assert_true(a.iov_len > 0);
+    assert_true(f.s.holds_buffers());
+    f.s.on_read(0);
+    assert_false(f.s.holds_buffers());
+    iovec b = f.s.read_space();
+    assert_ptr_equal(a.iov_base, b.iov_base);
+    f.s.on_read(0);
+}
+
 // A connection that has sent nothing has no PING to answer: the drain's
 // final GOAWAY goes at once, and it is Done once written.
 void test_drain_before_any_byte(void **) {
@@ -192,7 +208,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_wait_stages),         cmocka_unit_test(test_graceful_drain),
         cmocka_unit_test(test_hold_drains),         cmocka_unit_test(test_expire_input),
-        cmocka_unit_test(test_drain_before_any_byte),
+        cmocka_unit_test(test_drain_before_any_byte), cmocka_unit_test(test_idle_gives_buffer_back),
         cmocka_unit_test(test_eof_answers_what_came), cmocka_unit_test(test_bad_preface_protocol_close),
         cmocka_unit_test(test_protocol_error_goaway),
     };
