@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 
 #include "h2/h2_session.h"
 #include "h2/h2_stream.h"
@@ -37,6 +38,8 @@ void H2Session::field(H2Stream *s, const char *n, size_t nl, const char *v, size
         s->head_bad = true;
         return;
     }
+    if (hooks().field_throws)
+        throw std::bad_alloc();
     auto put = [s](const char *p, size_t l) {
         uint32_t off = static_cast<uint32_t>(s->arena.size());
         s->arena.append(p, l);

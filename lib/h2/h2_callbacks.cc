@@ -2,6 +2,7 @@
 // state out. Each callback does the least it can and hands the rest to the
 // session (h2_body.cc for requests, h2_limits.cc for the bounds).
 #include <cstring>
+#include <tuple>
 
 #include "h2/h2_internal.h"
 #include "h2/h2_session.h"
@@ -185,6 +186,22 @@ int on_frame_send(nghttp2_session *ng, const nghttp2_frame *f, void *u) {
     return 0;
 }
 
+// Nothing here throws into nghttp2's C frames: a failed allocation in a
+// callback (a field, a body chunk) fails the callback, and feed() closes
+// the connection with WEIR_CLOSE_RESOURCE.
+template <auto F> struct Guard;
+template <class R, class... A, R (*F)(A...)> struct Guard<F> {
+    static R call(A... a) {
+        try {
+            return F(a...);
+        } catch (...) {
+            void *u = std::get<sizeof...(A) - 1>(std::tie(a...));
+            static_cast<H2Session *>(u)->oom_ = true;
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        }
+    }
+};
+
 } // namespace
 
 bool make_session(H2Session &s) {
@@ -196,14 +213,14 @@ bool make_session(H2Session &s) {
         nghttp2_session_callbacks_del(cb);
         return false;
     }
-    nghttp2_session_callbacks_set_on_begin_frame_callback(cb, on_begin_frame);
-    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
-    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
-    nghttp2_session_callbacks_set_on_invalid_header_callback(cb, on_invalid_header);
-    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
-    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
-    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
-    nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+    nghttp2_session_callbacks_set_on_begin_frame_callback(cb, Guard<on_begin_frame>::call);
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, Guard<on_begin_headers>::call);
+    nghttp2_session_callbacks_set_on_header_callback(cb, Guard<on_header>::call);
+    nghttp2_session_callbacks_set_on_invalid_header_callback(cb, Guard<on_invalid_header>::call);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, Guard<on_frame_recv>::call);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, Guard<on_data_chunk>::call);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, Guard<on_stream_close>::call);
+    nghttp2_session_callbacks_set_on_frame_send_callback(cb, Guard<on_frame_send>::call);
     // Request bodies: the window opens as the host reads (body_read), so a
     // slow reader bounds what the client sends.
     nghttp2_option_set_no_auto_window_update(opt, 1);

@@ -112,7 +112,7 @@ int H2Session::submit_head(H2Stream *s, int status, const weir_header_t *h, size
     return rv == 0 ? 0 : -EINVAL;
 }
 
-int H2Session::respond(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, const void *body,
+int H2Session::respond_impl(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, const void *body,
                        size_t body_len, uint32_t flags) {
     if ((flags & ~(WEIR_RESPOND_CLOSE | WEIR_RESPOND_ABORT)) || status < 200 || status > 999 ||
         (body_len && !body) || check_fields(headers, num_headers))
@@ -150,7 +150,7 @@ int H2Session::respond(Exchange *x, int status, const weir_header_t *headers, si
     return 0;
 }
 
-int H2Session::interim(Exchange *x, int status, const weir_header_t *headers, size_t num_headers) {
+int H2Session::interim_impl(Exchange *x, int status, const weir_header_t *headers, size_t num_headers) {
     if (status < 100 || status > 199 || status == 101 || check_fields(headers, num_headers))
         return -EINVAL;
     H2Stream *s = stream_of(x);
@@ -168,7 +168,7 @@ int H2Session::interim(Exchange *x, int status, const weir_header_t *headers, si
     return 0;
 }
 
-int H2Session::stream_start(Exchange *x, int status, const weir_header_t *headers, size_t num_headers,
+int H2Session::stream_start_impl(Exchange *x, int status, const weir_header_t *headers, size_t num_headers,
                             uint64_t length, uint32_t flags) {
     if (flags != 0 || status < 200 || status > 999 || check_fields(headers, num_headers))
         return -EINVAL;
@@ -192,7 +192,7 @@ int H2Session::stream_start(Exchange *x, int status, const weir_header_t *header
     return 0;
 }
 
-int H2Session::stream_write(Exchange *x, const void *p, size_t n) {
+int H2Session::stream_write_impl(Exchange *x, const void *p, size_t n) {
     if (n && !p)
         return -EINVAL;
     H2Stream *s = nullptr;
@@ -213,7 +213,7 @@ int H2Session::stream_write(Exchange *x, const void *p, size_t n) {
     return 0;
 }
 
-int H2Session::stream_end(Exchange *x, const weir_header_t *trailers, size_t num_trailers) {
+int H2Session::stream_end_impl(Exchange *x, const weir_header_t *trailers, size_t num_trailers) {
     if (num_trailers && !trailers)
         return -EINVAL;
     H2Stream *s = nullptr;
@@ -336,10 +336,61 @@ bool H2Session::feed_files(size_t window) {
     return more;
 }
 
+// The answers' allocations (the body copied, the field list) fail as
+// -ENOMEM: the connection aborts (WEIR_CLOSE_RESOURCE) and x is consumed
+// (for an interim answer: dropped, still out), as Conn does.
+int H2Session::out_of_memory(Exchange *x, bool consume) {
+    abort(WEIR_CLOSE_RESOURCE);
+    H2Stream *s = stream_of(x);
+    if (consume && s && s->host && s->taken)
+        release(s);
+    return -ENOMEM;
+}
+
+int H2Session::respond(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, const void *body, size_t body_len, uint32_t flags) {
+    try {
+        return respond_impl(x, status, headers, num_headers, body, body_len, flags);
+    } catch (...) {
+        return out_of_memory(x, true);
+    }
+}
+
+int H2Session::interim(Exchange *x, int status, const weir_header_t *headers, size_t num_headers) {
+    try {
+        return interim_impl(x, status, headers, num_headers);
+    } catch (...) {
+        return out_of_memory(x, false);
+    }
+}
+
+int H2Session::stream_start(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, uint64_t length, uint32_t flags) {
+    try {
+        return stream_start_impl(x, status, headers, num_headers, length, flags);
+    } catch (...) {
+        return out_of_memory(x, true);
+    }
+}
+
+int H2Session::stream_write(Exchange *x, const void *p, size_t n) {
+    try {
+        return stream_write_impl(x, p, n);
+    } catch (...) {
+        return out_of_memory(x, true);
+    }
+}
+
+int H2Session::stream_end(Exchange *x, const weir_header_t *trailers, size_t num_trailers) {
+    try {
+        return stream_end_impl(x, trailers, num_trailers);
+    } catch (...) {
+        return out_of_memory(x, true);
+    }
+}
+
 namespace h2_detail {
 
-ssize_t read_out(nghttp2_session *ng, int32_t stream_id, uint8_t *buf, size_t length, uint32_t *data_flags,
-                 nghttp2_data_source *source, void *) {
+static ssize_t read_out_impl(nghttp2_session *ng, int32_t stream_id, uint8_t *buf, size_t length,
+                             uint32_t *data_flags, nghttp2_data_source *source) {
     H2Stream *s = static_cast<H2Stream *>(source->ptr);
     size_t avail = s->backlog();
     size_t k = avail < length ? avail : length;
@@ -369,6 +420,16 @@ ssize_t read_out(nghttp2_session *ng, int32_t stream_id, uint8_t *buf, size_t le
         return NGHTTP2_ERR_DEFERRED;
     }
     return static_cast<ssize_t>(k);
+}
+
+ssize_t read_out(nghttp2_session *ng, int32_t stream_id, uint8_t *buf, size_t length, uint32_t *data_flags,
+                 nghttp2_data_source *source, void *u) {
+    try {
+        return read_out_impl(ng, stream_id, buf, length, data_flags, source);
+    } catch (...) { // the trailers' list: no memory
+        static_cast<H2Session *>(u)->oom_ = true;
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
 }
 
 } // namespace h2_detail

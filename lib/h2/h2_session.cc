@@ -179,6 +179,10 @@ void H2Session::feed(const char *p, size_t n) {
         return;
     got_bytes_ = true;
     ssize_t rv = nghttp2_session_mem_recv(ng_, reinterpret_cast<const uint8_t *>(p), n);
+    if (oom_) {
+        abort(WEIR_CLOSE_RESOURCE);
+        return;
+    }
     if (rv < 0) {
         if (close_reason_ != WEIR_CLOSE_H2_ABUSE) {
             bool flood = rv == NGHTTP2_ERR_FLOODED || rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS;
@@ -210,6 +214,10 @@ void H2Session::pump() {
     while (out_.pending() < high) {
         const uint8_t *p = nullptr;
         ssize_t n = nghttp2_session_mem_send(ng_, &p);
+        if (oom_) {
+            abort(WEIR_CLOSE_RESOURCE);
+            return;
+        }
         if (n < 0) {
             abort(n == NGHTTP2_ERR_NOMEM ? WEIR_CLOSE_RESOURCE : WEIR_CLOSE_H2_PROTOCOL);
             return;
@@ -332,8 +340,13 @@ bool H2Session::is_out(const Exchange *x) const {
 
 void H2Session::out_list(std::vector<Exchange *> &v) const {
     v.clear();
+    try {
+        v.reserve(nout_);
+    } catch (...) {
+        return; // no memory to list them: each_taken sees none this time
+    }
     for (H2Stream *s = live_; s; s = s->next_live)
-        if (s->host && s->taken)
+        if (s->host && s->taken && v.size() < v.capacity())
             v.push_back(&s->x);
     std::sort(v.begin(), v.end(), [](const Exchange *a, const Exchange *b) { return a->seq < b->seq; });
 }

@@ -179,6 +179,7 @@ class H2Session {
         bool no_continuation_bound = false;
         bool no_control_bound = false;
         bool no_flow_hold = false; // consume request bodies as they come
+        bool field_throws = false; // a field's copy fails (std::bad_alloc), as out of memory would
     };
     static Hooks &hooks();
 
@@ -212,6 +213,7 @@ class H2Session {
     bool final_goaway_ = false;
     bool graceful_ = false;
     bool eof_ = false;
+    bool oom_ = false;        // an allocation failed inside an nghttp2 callback
     // Streams: all live ones (nghttp2's and the host's), the ready queue
     // (complete requests not taken), the reset ones not yet reported.
     H2Stream *live_ = nullptr;
@@ -239,6 +241,14 @@ class H2Session {
     bool window_stalled() const;
     int check_x(Exchange *x, H2Stream **out);
     // h2_output.cc
+    int out_of_memory(Exchange *x, bool consume);
+    int respond_impl(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, const void *body,
+                     size_t body_len, uint32_t flags);
+    int interim_impl(Exchange *x, int status, const weir_header_t *headers, size_t num_headers);
+    int stream_start_impl(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, uint64_t length,
+                          uint32_t flags);
+    int stream_write_impl(Exchange *x, const void *p, size_t n);
+    int stream_end_impl(Exchange *x, const weir_header_t *trailers, size_t num_trailers);
     int submit_head(H2Stream *s, int status, const weir_header_t *h, size_t n, uint64_t length, bool has_body);
     // h2_limits.cc
     void abuse(uint32_t what); // GOAWAY ENHANCE_YOUR_CALM, WEIR_CLOSE_H2_ABUSE

@@ -129,6 +129,24 @@ void test_idle_gives_buffer_back(void **) {
     f.s.on_read(0);
 }
 
+// A failed allocation inside an nghttp2 callback (a field's copy) never
+// unwinds through nghttp2's C frames: the connection closes as
+// WEIR_CLOSE_RESOURCE, and a second answer to an earlier exchange is GONE.
+void test_out_of_memory_closes(void **) {
+    Fixture f;
+    f.peer.get("/a");
+    f.peer.pump(f.s);
+    Exchange *x = f.s.take_request();
+    H2Session::hooks().field_throws = true;
+    f.peer.get("/b");
+    f.peer.to_server(f.s);
+    H2Session::hooks().field_throws = false;
+    assert_int_equal(f.s.close_reason(), WEIR_CLOSE_RESOURCE);
+    assert_int_equal(w(f.s), (int)ConnWait::Done);
+    assert_int_equal(f.s.respond(x, 200, nullptr, 0, nullptr, 0, 0), WEIR_E_GONE);
+    assert_int_equal(f.s.outstanding(), 0);
+}
+
 // A connection that has sent nothing has no PING to answer: the drain's
 // final GOAWAY goes at once, and it is Done once written.
 void test_drain_before_any_byte(void **) {
@@ -209,6 +227,7 @@ int main(void) {
         cmocka_unit_test(test_wait_stages),         cmocka_unit_test(test_graceful_drain),
         cmocka_unit_test(test_hold_drains),         cmocka_unit_test(test_expire_input),
         cmocka_unit_test(test_drain_before_any_byte), cmocka_unit_test(test_idle_gives_buffer_back),
+        cmocka_unit_test(test_out_of_memory_closes),
         cmocka_unit_test(test_eof_answers_what_came), cmocka_unit_test(test_bad_preface_protocol_close),
         cmocka_unit_test(test_protocol_error_goaway),
     };
