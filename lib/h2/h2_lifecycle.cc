@@ -46,7 +46,15 @@ void H2Session::close(uint32_t reason) {
         begin_drain(reason);
         return;
     }
-    finish(reason, NGHTTP2_NO_ERROR);
+    // A peer that does not read, a broken socket, no memory: waiting for the
+    // open streams would gain nothing. Otherwise the final GOAWAY names the
+    // last stream processed and those streams finish (input still taken:
+    // their bodies and the WINDOW_UPDATEs their answers need).
+    bool hard = reason == WEIR_CLOSE_WRITE_TIMEOUT || reason == WEIR_CLOSE_IO_ERROR ||
+                reason == WEIR_CLOSE_RESOURCE || reason == WEIR_CLOSE_OUTPUT_LIMIT ||
+                reason == WEIR_CLOSE_SLOW_READER || reason == WEIR_CLOSE_H2_PROTOCOL ||
+                reason == WEIR_CLOSE_H2_ABUSE || !got_bytes_;
+    finish(reason, NGHTTP2_NO_ERROR, !hard);
 }
 
 void H2Session::expire_input(uint32_t reason) {

@@ -96,6 +96,40 @@ void test_graceful_drain(void **) {
     assert_int_equal(f.peer.goaway_code, NGHTTP2_NO_ERROR);
 }
 
+// close(reason) other than a drain: the final GOAWAY at once, with the
+// last stream processed; open streams finish (graceful), unless waiting
+// would gain nothing (a write timeout: Done once the output is out).
+void test_close_reasons(void **) {
+    {
+        Fixture f;
+        int32_t a = f.peer.get("/a");
+        f.peer.pump(f.s);
+        Exchange *x = f.s.take_request();
+        f.s.close(WEIR_CLOSE_IDLE_TIMEOUT);
+        f.peer.from_server(f.s);
+        assert_int_equal(f.peer.goaways, 1);
+        assert_int_equal(f.peer.goaway_last, a);
+        assert_int_not_equal(w(f.s), (int)ConnWait::Done);
+        assert_int_equal(f.s.respond(x, 200, nullptr, 0, "a", 1, 0), 0);
+        f.peer.pump(f.s);
+        assert_string_equal(f.peer.got[a].body.c_str(), "a");
+        assert_int_equal(w(f.s), (int)ConnWait::Done);
+        assert_int_equal(f.s.close_reason(), WEIR_CLOSE_IDLE_TIMEOUT);
+    }
+    {
+        Fixture f;
+        f.peer.get("/a");
+        f.peer.pump(f.s);
+        Exchange *x = f.s.take_request();
+        f.s.close(WEIR_CLOSE_WRITE_TIMEOUT);
+        f.peer.from_server(f.s);
+        assert_int_equal(w(f.s), (int)ConnWait::Done);
+        assert_int_equal(f.s.outstanding(), 1);
+        f.s.on_closed();
+        assert_int_equal(f.s.respond(x, 200, nullptr, 0, nullptr, 0, 0), WEIR_E_GONE);
+    }
+}
+
 // hold(): an HTTP/2 connection moves by draining (the client reconnects).
 void test_hold_drains(void **) {
     Fixture f;
@@ -227,7 +261,7 @@ int main(void) {
         cmocka_unit_test(test_wait_stages),         cmocka_unit_test(test_graceful_drain),
         cmocka_unit_test(test_hold_drains),         cmocka_unit_test(test_expire_input),
         cmocka_unit_test(test_drain_before_any_byte), cmocka_unit_test(test_idle_gives_buffer_back),
-        cmocka_unit_test(test_out_of_memory_closes),
+        cmocka_unit_test(test_out_of_memory_closes), cmocka_unit_test(test_close_reasons),
         cmocka_unit_test(test_eof_answers_what_came), cmocka_unit_test(test_bad_preface_protocol_close),
         cmocka_unit_test(test_protocol_error_goaway),
     };
