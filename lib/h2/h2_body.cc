@@ -4,6 +4,8 @@
 #include <nghttp2/nghttp2.h>
 
 #include <cerrno>
+#include <strings.h>
+
 #include <cstring>
 #include <new>
 
@@ -66,6 +68,8 @@ void H2Session::field(H2Stream *s, const char *n, size_t nl, const char *v, size
             cl = (v[i] >= '0' && v[i] <= '9' && cl < (INT64_MAX - 9) / 10) ? cl * 10 + (v[i] - '0') : -1;
         s->content_length = vl ? cl : -1;
     }
+    if (!s->trailers && eq(n, nl, "expect") && vl == 12 && strncasecmp(v, "100-continue", 12) == 0)
+        s->expect_continue = true;
     if (!s->trailers && !s->has_auth && eq(n, nl, "host"))
         s->auth_off = f.value_off, s->auth_len = f.value_len;
     s->fields.push_back(f);
@@ -135,8 +139,16 @@ void H2Session::request_done(H2Stream *s, bool end) {
         body_end(s);
         return;
     }
-    if (cs_.stream_body_bytes &&
-        (s->content_length < 0 || static_cast<uint64_t>(s->content_length) >= cs_.stream_body_bytes)) {
+    if (s->expect_continue) {
+        // RFC 9110 §10.1.1: the client waits for a 100 before its body; as
+        // HTTP/1's Conn, it goes at once (a final answer may still refuse).
+        r.flags |= WEIR_REQ_EXPECT_CONTINUE;
+        nghttp2_nv nv[] = {{(uint8_t *)":status", (uint8_t *)"100", 7, 3, NGHTTP2_NV_FLAG_NONE}};
+        if (nghttp2_submit_headers(ng_, NGHTTP2_FLAG_NONE, s->id, nullptr, nv, 1, nullptr) == 0)
+            counters_.continues_sent++;
+    }
+    if (cs_.stream_body_bytes && (s->content_length < 0 || s->expect_continue ||
+                                  static_cast<uint64_t>(s->content_length) >= cs_.stream_body_bytes)) {
         s->body_stream = true;
         r.flags |= WEIR_REQ_BODY_STREAM;
         r.body_length = s->content_length < 0 ? WEIR_LENGTH_UNKNOWN : static_cast<uint64_t>(s->content_length);

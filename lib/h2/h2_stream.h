@@ -46,6 +46,7 @@ struct H2Stream {
     bool has_method = false, has_path = false, has_auth = false;
     uint32_t header_bytes = 0; // the decoded list's size (RFC 9113 §6.5.2: name + value + 32)
     bool trailers = false;     // the current header block is a trailer section
+    bool expect_continue = false; // expect: 100-continue
     // The request body.
     bool body_stream = false; // WEIR_REQ_BODY_STREAM: read with body_read
     bool body_over = false;   // past max_body: the rest is discarded

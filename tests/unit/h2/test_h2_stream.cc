@@ -274,6 +274,28 @@ void test_zombie_until_answered(void **) {
     (void)x;
 }
 
+// expect: 100-continue: a 100 goes at once; the body is streamed (as
+// HTTP/1's Conn streams bodies that expect 100-continue).
+void test_expect_continue(void **) {
+    Fixture f(settings(1 << 20));
+    int32_t id = f.peer.request("POST", "/e", {{"expect", "100-continue"}, {"content-length", "3"}}, nullptr, true);
+    f.peer.pump(f.s);
+    assert_int_equal(f.peer.got[id].status, 100);
+    assert_int_equal(f.s.counters().continues_sent, 1);
+    Exchange *x = f.s.take_request();
+    assert_non_null(x);
+    assert_int_equal(x->req.flags & (WEIR_REQ_EXPECT_CONTINUE | WEIR_REQ_BODY_STREAM),
+                     WEIR_REQ_EXPECT_CONTINUE | WEIR_REQ_BODY_STREAM);
+    f.peer.raw = frame(NGHTTP2_DATA, NGHTTP2_FLAG_END_STREAM, id, "abc");
+    f.peer.pump(f.s);
+    char b[8];
+    assert_int_equal(f.s.body_read(x, b, sizeof b), 3);
+    assert_int_equal(f.s.body_read(x, b, sizeof b), 0);
+    assert_int_equal(f.s.respond(x, 200, nullptr, 0, nullptr, 0, 0), 0);
+    f.peer.pump(f.s);
+    assert_int_equal(f.peer.got[id].status, 200);
+}
+
 // A 1xx HEADERS (103 Early Hints) before the final answer; x stays out.
 void test_interim_then_final(void **) {
     Fixture f;
@@ -310,6 +332,7 @@ int main(void) {
         cmocka_unit_test(test_reset_stream_is_gone),
         cmocka_unit_test(test_zombie_until_answered),
         cmocka_unit_test(test_interim_then_final),
+        cmocka_unit_test(test_expect_continue),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
