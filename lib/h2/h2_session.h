@@ -143,7 +143,10 @@ class H2Session {
 
     // ---- lifecycle
     // WEIR_CLOSE_SHUTDOWN and WEIR_CLOSE_GOAWAY drain (begin_drain); other
-    // reasons send the final GOAWAY now and take no more input.
+    // reasons send the final GOAWAY now, and the open streams finish, except
+    // where waiting gains nothing (write timeout, I/O error, no memory,
+    // output limit, slow reader, the H2 reasons): no more input, Done once
+    // the output is out.
     void close(uint32_t reason);
     // GOAWAY with stream id 2^31-1 and a PING; on its ACK the final GOAWAY
     // with the last stream id processed; the open streams finish, then Done.
@@ -161,7 +164,7 @@ class H2Session {
 
     // ---- moving: an HTTP/2 connection moves by draining (WEIR_CLOSE_GOAWAY)
     void hold() { begin_drain(WEIR_CLOSE_GOAWAY); }
-    void unhold() {}
+    void unhold() {} // a drain, once begun, goes on: the client has seen the GOAWAY
     bool detachable() const { return false; }
     bool detach(ConnImage &) { return false; }
     int upgrade(Exchange *, const weir_header_t *, size_t, bool = false) { return -EINVAL; }
@@ -173,7 +176,8 @@ class H2Session {
     const H2Counters &h2_counters() const { return h2c_; }
     Conn::ProxyResult proxy_result() const { return Conn::ProxyResult::None; }
 
-    // Test hooks: switch a bound off to show the loss it guards against.
+    // Test hooks (set only by single-threaded unit tests): switch a bound
+    // off to show the loss it guards against.
     struct Hooks {
         bool no_rapid_reset = false;
         bool no_continuation_bound = false;
