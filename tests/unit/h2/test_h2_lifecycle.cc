@@ -181,6 +181,23 @@ void test_out_of_memory_closes(void **) {
     assert_int_equal(f.s.outstanding(), 0);
 }
 
+// An aborted session hands out nothing more: requests not yet taken are
+// dropped (no one could answer them).
+void test_abort_drops_untaken(void **) {
+    Fixture f;
+    f.peer.get("/a");
+    f.peer.get("/b");
+    f.peer.pump(f.s);
+    Exchange *x = f.s.take_request();
+    assert_true(f.s.has_request());
+    f.s.abort_now(WEIR_CLOSE_HANDLER_TIMEOUT);
+    assert_false(f.s.has_request());
+    assert_null(f.s.take_request());
+    assert_int_equal(f.s.outstanding(), 1);
+    assert_int_equal(f.s.respond(x, 200, nullptr, 0, nullptr, 0, 0), WEIR_E_GONE);
+    assert_int_equal(f.s.close_reason(), WEIR_CLOSE_HANDLER_TIMEOUT);
+}
+
 // A connection that has sent nothing has no PING to answer: the drain's
 // final GOAWAY goes at once, and it is Done once written.
 void test_drain_before_any_byte(void **) {
@@ -262,6 +279,7 @@ int main(void) {
         cmocka_unit_test(test_hold_drains),         cmocka_unit_test(test_expire_input),
         cmocka_unit_test(test_drain_before_any_byte), cmocka_unit_test(test_idle_gives_buffer_back),
         cmocka_unit_test(test_out_of_memory_closes), cmocka_unit_test(test_close_reasons),
+        cmocka_unit_test(test_abort_drops_untaken),
         cmocka_unit_test(test_eof_answers_what_came), cmocka_unit_test(test_bad_preface_protocol_close),
         cmocka_unit_test(test_protocol_error_goaway),
     };
