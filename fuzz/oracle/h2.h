@@ -160,11 +160,13 @@ inline const char *one(const uint8_t *data, size_t size) {
                     s.on_written(want < done ? want : done);
                 break;
             }
-            case 7: // read held streamed bodies
-                for (Exchange *x : held)
-                    if (x->req.flags & WEIR_REQ_BODY_STREAM)
-                        s.body_read(x, rbuf, 1 + in.byte());
+            case 7: { // read held streamed bodies (WEIR_E_GONE releases the exchange)
+                std::vector<Exchange *> now = held;
+                for (Exchange *x : now)
+                    if ((x->req.flags & WEIR_REQ_BODY_STREAM) && s.body_read(x, rbuf, 1 + in.byte()) == WEIR_E_GONE)
+                        forget(x);
                 break;
+            }
             case 8:
                 while (Exchange *x = s.take_reset()) {
                     bool ours = false;
