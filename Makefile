@@ -68,7 +68,11 @@ WARN := -Wall -Wextra -Wno-missing-field-initializers
 CPPFLAGS := -Iinclude -Ilib -DWEIR_SOURCE_DIR=\"$(CURDIR)\"
 CXXFLAGS := -std=c++20 $(OPT) -g $(WARN) -fPIC -fvisibility=hidden -fvisibility-inlines-hidden $(SANFLAGS)
 CFLAGS := -std=c11 $(OPT) -g $(WARN) $(SANFLAGS)
-LDLIBS := -luring -lpthread
+# libnghttp2 (lib/h2/): framing, HPACK and flow control of the HTTP/2 session.
+NGHTTP2_CFLAGS := $(shell pkg-config --cflags libnghttp2)
+NGHTTP2_LIBS := $(shell pkg-config --libs libnghttp2)
+CPPFLAGS += $(NGHTTP2_CFLAGS)
+LDLIBS := $(NGHTTP2_LIBS) -luring -lpthread
 
 LIB_SRCS := $(sort $(shell find lib capi -name '*.cc'))
 LIB_OBJS := $(LIB_SRCS:%.cc=$(B)/obj/%.o)
@@ -235,7 +239,7 @@ uninstall:
 FUZZ_FLAGS := -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Ilib
 # Only the pure parts of lib/ (never capi/: lib/ stands on its own); the
 # oracles in fuzz/oracle/ call lib/http1 and lib/conn directly.
-FUZZ_LIB_SRCS := $(filter lib/http1/% lib/conn/% lib/proxy/% lib/util/% lib/files/%,$(LIB_SRCS))
+FUZZ_LIB_SRCS := $(filter lib/http1/% lib/conn/% lib/h2/% lib/proxy/% lib/util/% lib/files/%,$(LIB_SRCS))
 
 FUZZ_HEADERS := $(shell find include lib fuzz/oracle -name '*.h')
 

@@ -42,6 +42,8 @@ int main(void) {
     F(weir_config, overload_inflight) F(weir_config, overload_conns) F(weir_config, overload_fds) F(weir_config, overload_mem_mb)
     F(weir_config, trim_interval_ms) F(weir_config, reserved2_)
     F(weir_config, on_conn) F(weir_config, conn_user)
+    F(weir_config, protocols) F(weir_config, h2_max_streams) F(weir_config, h2_header_table)
+    F(weir_config, h2_stream_window)
     F(weir_metrics, size) F(weir_metrics, workers) F(weir_metrics, accepted) F(weir_metrics, accept_batches)
     F(weir_metrics, accept_owed) F(weir_metrics, accept_resource_errors) F(weir_metrics, accept_other_errors)
     F(weir_metrics, handoffs) F(weir_metrics, handoffs_owed) F(weir_metrics, connections_open)

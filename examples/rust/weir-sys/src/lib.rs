@@ -93,6 +93,7 @@ pub const WEIR_REQ_KEEP_ALIVE: u32 = 0x1;
 pub const WEIR_REQ_EXPECT_CONTINUE: u32 = 0x2;
 pub const WEIR_REQ_UPGRADE: u32 = 0x4;
 pub const WEIR_REQ_BODY_STREAM: u32 = 0x8;
+pub const WEIR_REQ_HTTP2: u32 = 0x10;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -244,7 +245,16 @@ pub struct weir_config {
     pub reserved2_: u32,
     pub on_conn: weir_conn_fn,
     pub conn_user: *mut c_void,
+    pub protocols: u32,
+    pub h2_max_streams: u32,
+    pub h2_header_table: u32,
+    pub h2_stream_window: u32,
 }
+
+/// weir_config.protocols (0.4): HTTP/1.1 only, h2c only, or both (auto).
+pub const WEIR_PROTO_HTTP1: u32 = 0x1;
+pub const WEIR_PROTO_H2C: u32 = 0x2;
+pub const WEIR_PROTO_AUTO: u32 = WEIR_PROTO_HTTP1 | WEIR_PROTO_H2C;
 
 /// weir_config.request_timeout_ms, min_body_rate, min_send_rate (0.4): off.
 pub const WEIR_DEADLINE_OFF: u32 = 0xFFFF_FFFF;
@@ -280,6 +290,9 @@ pub const WEIR_CLOSE_REQUEST_TIMEOUT: u32 = 21;
 pub const WEIR_CLOSE_SLOW_BODY: u32 = 22;
 pub const WEIR_CLOSE_SLOW_READER: u32 = 23;
 pub const WEIR_CLOSE_OVERLOAD: u32 = 24;
+pub const WEIR_CLOSE_H2_PROTOCOL: u32 = 25;
+pub const WEIR_CLOSE_H2_ABUSE: u32 = 26;
+pub const WEIR_CLOSE_GOAWAY: u32 = 27;
 pub const WEIR_CLOSE_REASONS: usize = 32;
 
 #[repr(C)]

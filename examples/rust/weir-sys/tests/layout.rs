@@ -74,7 +74,8 @@ fn field_offsets_match_the_header() {
                       proxy_protocol, proxy_timeout_ms, proxy_trusted, proxy_max_bytes, reserved_,
                       request_timeout_ms, min_body_rate, min_send_rate, rate_window_ms,
                       overload_inflight, overload_conns, overload_fds, overload_mem_mb,
-                      trim_interval_ms, reserved2_, on_conn, conn_user }
+                      trim_interval_ms, reserved2_, on_conn, conn_user, protocols, h2_max_streams,
+                      h2_header_table, h2_stream_window }
         weir_metrics { size, workers, accepted, accept_batches, accept_owed, accept_resource_errors,
                        accept_other_errors, handoffs, handoffs_owed, connections_open, requests, responses,
                        parse_errors, continues_sent, bytes_in, bytes_out, loop_passes, closes, pause_lingers,

@@ -1,0 +1,31 @@
+// What the files of lib/h2 share beyond the session's header: the nghttp2
+// session's making (h2_callbacks.cc) and the answers' data source
+// (h2_output.cc). Private to lib/h2.
+#pragma once
+
+#include <nghttp2/nghttp2.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace weir {
+class H2Session;
+namespace h2_detail {
+
+// The opaque data of begin_drain's PING: its ACK sends the final GOAWAY.
+inline const uint8_t kDrainPing[8] = {'w', 'e', 'i', 'r', 'd', 'r', 'a', 'n'};
+
+// The read buffers (cs.read_buffer_size bytes), cached per thread.
+char *take_buf(size_t size);
+void give_buf(char *p, size_t size);
+
+// Makes s.ng_ (server, settings sent, options set); false when out of memory.
+bool make_session(H2Session &s);
+
+// The data source of every answer with a body: copies the stream's unsent
+// bytes, defers when it has none yet, ends (with trailers) when told.
+ssize_t read_out(nghttp2_session *ng, int32_t stream_id, uint8_t *buf, size_t length, uint32_t *data_flags,
+                 nghttp2_data_source *source, void *user_data);
+
+} // namespace h2_detail
+} // namespace weir

@@ -1,0 +1,74 @@
+// One HTTP/2 stream of an H2Session: its request (the Exchange and the bytes
+// its views point at), its request body, and its answer's unsent bytes.
+// Private to lib/h2.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "conn/conn.h"
+
+namespace weir {
+
+struct H2Stream {
+    Exchange x;
+    H2Stream *next_live = nullptr, *prev_live = nullptr;
+    H2Stream *next_ready = nullptr; // the ready queue, or the reset list
+    int32_t id = 0;
+    // Who still holds it: nghttp2 (until on_stream_close) and the host
+    // (from the end of its header block until its answer was given).
+    bool ng_open = true;
+    bool host = false;       // handed out, or waiting in the ready queue
+    bool taken = false;      // handed out by take_request
+    bool reset = false;      // the peer reset it while the host held it
+    bool reported = false;   // take_reset gave it
+    bool in_reset_list = false;
+    bool head_done = false;  // its header block ended
+    bool in_head = false;    // a header block of it is arriving
+    bool buffering = false;  // its body is being buffered (counted in nbuffering_)
+    uint32_t nregular = 0;   // fields before the trailers
+    bool head_bad = false;   // over a header bound: answered 431, never handed out
+    bool is_head = false;    // HEAD: answers carry no DATA
+    bool finished = false;   // the answer was submitted whole (or the stream cut)
+    bool peer_ended = false; // END_STREAM came
+    bool peer_answered = false; // we sent END_STREAM (or reset it)
+    // The request as it arrives: the field bytes in `arena` (never grown
+    // once the exchange is out), the views built at the block's end.
+    std::string arena;
+    struct Field {
+        uint32_t name_off, name_len, value_off, value_len;
+    };
+    std::vector<Field> fields;
+    std::vector<weir_header_t> hdrs;
+    uint32_t method_off = 0, method_len = 0, path_off = 0, path_len = 0;
+    uint32_t auth_off = 0, auth_len = 0;
+    bool has_method = false, has_path = false, has_auth = false;
+    uint32_t header_bytes = 0; // the decoded list's size (RFC 9113 §6.5.2: name + value + 32)
+    bool trailers = false;     // the current header block is a trailer section
+    bool expect_continue = false; // expect: 100-continue
+    // The request body.
+    bool body_stream = false; // WEIR_REQ_BODY_STREAM: read with body_read
+    bool body_over = false;   // past max_body: the rest is discarded
+    bool body_discard = false; // no one will read it: consumed as it comes
+    bool rst_after = false;   // RST_STREAM NO_ERROR once our END_STREAM went
+    std::string body;         // buffered whole, or the streamed bytes not yet read
+    size_t body_off = 0;      // streamed: bytes of `body` already read
+    uint64_t body_total = 0;  // bytes received
+    int64_t content_length = -1;
+    // The answer.
+    bool streaming = false;   // stream_start'ed, not ended
+    bool out_end = false;     // no more bytes will be added
+    std::string out;          // the answer's bytes nghttp2 has not taken yet
+    size_t out_off = 0;
+    uint64_t out_left = UINT64_MAX; // bytes owed by a streamed answer with a length
+    bool deferred = false;    // its data source said NGHTTP2_ERR_DEFERRED
+    std::vector<std::string> trailer_kv; // lowercased name, value, name, value...
+    int file_fd = -1;
+    uint64_t file_off = 0;
+
+    size_t backlog() const { return out.size() - out_off; }
+    void reset_for_reuse();
+};
+
+} // namespace weir
