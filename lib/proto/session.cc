@@ -1,16 +1,44 @@
-// The session's change of protocol: HTTP/1's Conn saw HTTP/2's preface.
+// The session's change of protocol: HTTP/1's Conn saw HTTP/2's preface (or,
+// h2c only, any first bytes), so the connection is HTTP/2's from here on.
 #include "proto/session.h"
+
+#include <new>
 
 namespace weir {
 
 void Session::destroy() {
     if (proto_ == Proto::Http1)
         h1().~Conn();
+    else
+        delete &h2();
 }
 
 void Session::turn_h2() {
-    // Until the HTTP/2 session lands: refused as HTTP/1 would have.
-    h1().close(WEIR_CLOSE_BAD_REQUEST);
+    Conn &c = h1();
+    H2Settings hs;
+    hs.max_concurrent_streams = settings_.h2_max_streams;
+    hs.header_table = settings_.h2_header_table;
+    hs.stream_window = settings_.h2_stream_window;
+    auto *h2 = new (std::nothrow) H2Session(settings_, hs, pool_, c.id());
+    ConnImage img; // the bytes read so far, from the preface on
+    if (!h2 || !c.detach(img)) {
+        delete h2;
+        c.close(WEIR_CLOSE_RESOURCE);
+        return;
+    }
+    proxy_result_ = c.proxy_result();
+    c.~Conn();
+    *reinterpret_cast<H2Session **>(mem_) = h2;
+    proto_ = Proto::Http2;
+    size_t off = 0;
+    while (off < img.unread_len) {
+        size_t k = h2->take_bytes(img.unread + off, img.unread_len - off);
+        if (k == 0)
+            break;
+        off += k;
+    }
+    if (off < img.unread_len && !h2->wants_close()) // it takes all it is given unless it stopped reading
+        h2->close(WEIR_CLOSE_RESOURCE);
 }
 
 } // namespace weir

@@ -18,6 +18,7 @@
 #include <new>
 
 #include "conn/conn.h"
+#include "h2/h2_session.h"
 
 namespace weir {
 
@@ -27,7 +28,7 @@ class Session {
 
     // fresh: a new connection (it may turn HTTP/2); a moved one stays HTTP/1
     // (an HTTP/2 connection is drained, never moved: docs/http2.md).
-    Session(const ConnSettings &settings, ConnPool &pool, uint64_t id, bool fresh) : settings_(settings) {
+    Session(const ConnSettings &settings, ConnPool &pool, uint64_t id, bool fresh) : settings_(settings), pool_(pool) {
         new (mem_) Conn(settings, pool, id);
         if (fresh && (settings.protocols & WEIR_PROTO_H2C))
             h1().sniff_h2(!(settings.protocols & WEIR_PROTO_HTTP1));
@@ -38,7 +39,7 @@ class Session {
 
     Proto proto() const { return proto_; }
 
-#define WEIR_SESSION(call) (h1().call)
+#define WEIR_SESSION(call) (proto_ == Proto::Http1 ? h1().call : h2().call)
 
     // ---- input
     iovec read_space() { return WEIR_SESSION(read_space()); }
@@ -58,6 +59,9 @@ class Session {
 
     // ---- requests and answers
     Exchange *take_request() { return WEIR_SESSION(take_request()); }
+    // An exchange whose HTTP/2 stream the peer reset while the host held it
+    // (report_gone's per-stream case); HTTP/1 has none (its peer leaves whole).
+    Exchange *take_reset() { return proto_ == Proto::Http1 ? nullptr : h2().take_reset(); }
     bool has_request() const { return WEIR_SESSION(has_request()); }
     int respond(Exchange *x, int status, const weir_header_t *h, size_t nh, const void *body, size_t len,
                 uint32_t flags) {
@@ -80,7 +84,12 @@ class Session {
     bool streaming(const Exchange *x) const { return WEIR_SESSION(streaming(x)); }
     bool file_stream(const Exchange *x) const { return WEIR_SESSION(file_stream(x)); }
     uint32_t streams() const { return WEIR_SESSION(streams()); }
-    template <class F> void each_stream(F &&f) { WEIR_SESSION(each_stream(f)); }
+    template <class F> void each_stream(F &&f) {
+        if (proto_ == Proto::Http1)
+            h1().each_stream(f);
+        else
+            h2().each_stream(f);
+    }
     void abort_now(uint32_t reason) { WEIR_SESSION(abort_now(reason)); }
     int upgrade(Exchange *x, const weir_header_t *h, size_t nh, bool raw) {
         return WEIR_SESSION(upgrade(x, h, nh, raw));
@@ -106,7 +115,12 @@ class Session {
     bool wants_close() const { return WEIR_SESSION(wants_close()); }
     uint32_t close_reason() const { return WEIR_SESSION(close_reason()); }
     uint32_t outstanding() const { return WEIR_SESSION(outstanding()); }
-    template <class F> void each_taken(F &&f) { WEIR_SESSION(each_taken(f)); }
+    template <class F> void each_taken(F &&f) {
+        if (proto_ == Proto::Http1)
+            h1().each_taken(f);
+        else
+            h2().each_taken(f);
+    }
     ConnWait wait() const { return WEIR_SESSION(wait()); }
     bool lent() const { return WEIR_SESSION(lent()); }
     uint64_t id() const { return WEIR_SESSION(id()); }
@@ -126,6 +140,12 @@ class Session {
 
     Conn &h1() { return *std::launder(reinterpret_cast<Conn *>(mem_)); }
     const Conn &h1() const { return *std::launder(reinterpret_cast<const Conn *>(mem_)); }
+    // HTTP/2's session lives out of line: it is four times a Conn, and
+    // nghttp2 allocates its own state anyway, so slots stay HTTP/1's size.
+    H2Session &h2() { return **std::launder(reinterpret_cast<H2Session **>(mem_)); }
+    const H2Session &h2() const { return **std::launder(reinterpret_cast<H2Session *const *>(mem_)); }
+    // The HTTP/2 counters (zero for HTTP/1).
+    const H2Counters *h2_counters() const { return proto_ == Proto::Http2 ? &h2().h2_counters() : nullptr; }
 
   private:
     void turn_h2(); // session.cc
@@ -133,6 +153,7 @@ class Session {
 
     alignas(Conn) unsigned char mem_[sizeof(Conn)];
     const ConnSettings &settings_;
+    ConnPool &pool_;
     Proto proto_ = Proto::Http1;
     Conn::ProxyResult proxy_result_ = Conn::ProxyResult::None; // the Conn's, once HTTP/2 took over
 };
