@@ -26,6 +26,8 @@ int on_begin_frame(nghttp2_session *, const nghttp2_frame_hd *hd, void *u) {
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     switch (hd->type) {
     case NGHTTP2_HEADERS:
+        if (s.unexpected_id(hd->stream_id))
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
         s.block_frames_ = 1;
         s.block_bytes_ = static_cast<uint32_t>(hd->length);
         break;

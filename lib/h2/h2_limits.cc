@@ -60,4 +60,35 @@ void H2Session::reset_by_peer(H2Stream *) {
     }
 }
 
+bool H2Session::unexpected_id(int32_t id) {
+    if (!(id & 1))
+        return false; // an even id from a client is nghttp2's to refuse
+    uint32_t n = recent_n_ < 16 ? recent_n_ : 16;
+    int32_t newest = n ? recent_ids_[(recent_n_ - 1) % 16] : 0;
+    if (id > newest) {
+        recent_ids_[recent_n_ % 16] = id;
+        recent_n_++;
+        return false;
+    }
+    // Until the ring wraps it holds every id the peer opened.
+    int32_t oldest = recent_n_ > 16 ? recent_ids_[recent_n_ % 16] : 0;
+    if (id < oldest)
+        return false; // older than what is remembered: let nghttp2 judge
+    for (uint32_t i = 0; i < n; i++)
+        if (recent_ids_[i] == id)
+            return false; // a stream it opened: trailers, or frames after a reset
+    h2c_.malformed++;
+    // As abuse(): inside nghttp2's callback, so the GOAWAY is only queued;
+    // the pump after the read sends it.
+    close_reason_ = WEIR_CLOSE_H2_PROTOCOL;
+    graceful_ = false;
+    no_input_ = true;
+    if (ng_ && !dead_ && !final_goaway_) {
+        final_goaway_ = true;
+        nghttp2_submit_goaway(ng_, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(ng_),
+                              NGHTTP2_PROTOCOL_ERROR, nullptr, 0);
+    }
+    return true;
+}
+
 } // namespace weir

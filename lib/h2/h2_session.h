@@ -208,6 +208,13 @@ class H2Session {
     uint32_t rr_opened_ = 0, rr_resets_ = 0;
     uint32_t ctrl_frames_ = 0;
     uint32_t block_frames_ = 0, block_bytes_ = 0;
+    // The peer's newest stream ids (h2_callbacks.cc): RFC 9113 §5.1.1 makes a
+    // HEADERS on an id below the newest that was never opened a connection
+    // error; nghttp2 1.52 drops it instead. Ids older than the ring are let be
+    // (they may name a stream we reset, whose frames must be ignored, §5.1).
+    int32_t recent_ids_[16] = {};
+    uint32_t recent_n_ = 0;
+    bool unexpected_id(int32_t id); // true: answered with GOAWAY PROTOCOL_ERROR
     bool got_bytes_ = false;
     bool preface_done_ = false; // the peer's first SETTINGS came
     bool read_lent_ = false, write_lent_ = false;
