@@ -2,7 +2,8 @@
 
 package weir
 
-// Static linking (-tags weir_static): libweir.a and the C++ runtime it needs.
+// Static linking (-tags weir_static): libweir.a and what it needs (the C++
+// runtime, libnghttp2 for HTTP/2, liburing).
 // cgo's pkg-config support cannot ask for --static nor prefer the archive, so
 // the include and library directories come from the environment:
 //
@@ -11,5 +12,5 @@ package weir
 //
 // (nothing is needed when weir is installed under /usr/local or /usr).
 
-// #cgo LDFLAGS: -Wl,-Bstatic -lweir -Wl,-Bdynamic -lstdc++ -luring -lpthread
+// #cgo LDFLAGS: -Wl,-Bstatic -lweir -Wl,-Bdynamic -lstdc++ -lnghttp2 -luring -lpthread
 import "C"
