@@ -272,8 +272,14 @@ class Conn {
     // unread for the HTTP/2 session (detach() lifts them). A first byte that
     // differs makes it HTTP/1 for good. h2_only: any first bytes go to HTTP/2
     // (whose session refuses what is not its preface). Call before any byte.
+    // With both protocols on, the first request may also ask to move to
+    // HTTP/2 (Upgrade: h2c with HTTP2-Settings, no body: RFC 7540 §3.2 as
+    // clients still send it): then wants_h2() turns true with h2_upgrade()
+    // the length of that request's head, left unread at the lifted bytes'
+    // start for the HTTP/2 session to answer as its stream 1 (after a 101).
     void sniff_h2(bool h2_only);
     bool wants_h2() const;
+    size_t h2_upgrade() const;
 
     // ---- timeouts
     // The header deadline or the body's wait passed: a request that had
@@ -398,6 +404,7 @@ class Conn {
     void release_if_idle();
     bool proxy_step(); // conn_proxy.cc: false while the header is owed or was refused
     bool sniff_step(); // conn_sniff.cc: false while the preface may still come or came
+    bool h2c_upgrade_asked(const weir_http1_request &h) const; // conn_sniff.cc
     const ConnSettings &settings_;
     ConnPool &pool_;
     State *st_ = nullptr;

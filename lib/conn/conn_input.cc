@@ -217,6 +217,13 @@ void Conn::parse() {
             s.arena_cur = s.arena_pos;
             s.head_start = s.parse_pos;
             s.head_end = s.parse_pos + static_cast<size_t>(rc);
+            if (flags_ & kH2Upgrade) [[unlikely]] {
+                flags_ &= ~static_cast<uint32_t>(kH2Upgrade); // the first request only
+                if (h2c_upgrade_asked(s.head)) {
+                    flags_ |= kWantH2Up | kWantH2; // left unread: HTTP/2 answers it
+                    return;
+                }
+            }
             if (streams_body(s.head)) {
                 s.phase = kBodyStream; // body_room() may move the head: its views go with it
                 if (!body_room()) {

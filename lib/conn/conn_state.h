@@ -52,6 +52,8 @@ enum ConnFlag : uint32_t {
     kSniff = 65536,          // HTTP/2 is on: the first bytes may be its preface (conn_sniff.cc)
     kH2Only = 131072,        // with kSniff: h2c only, whatever comes is HTTP/2's to judge
     kWantH2 = 262144,        // the preface came: nothing is parsed, the session turns HTTP/2
+    kH2Upgrade = 524288,     // auto: the first request may ask Upgrade: h2c (conn_sniff.cc)
+    kWantH2Up = 1048576,     // it did: its head stays unread, the session turns HTTP/2 with it
 };
 
 // Bodies need room for their head too; the head is bounded by the parser limits.

@@ -93,6 +93,13 @@ class H2Session {
     // (the loop reports it with report_gone); nullptr when none.
     Exchange *take_reset();
 
+    // ---- the upgrade from HTTP/1.1 (h2_upgrade.cc): head is the first
+    // request's head (len bytes, asking Upgrade: h2c with HTTP2-Settings, no
+    // body), before any other byte is given. Answers 101, applies the
+    // client's settings and makes the request stream 1. false: not taken (out
+    // of memory: the session aborts).
+    bool upgrade_h1(const char *head, size_t len);
+
     // ---- answers (any order across streams)
     // flags: WEIR_RESPOND_CLOSE (then a graceful GOAWAY and close,
     // WEIR_CLOSE_HANDLER), WEIR_RESPOND_ABORT (RST_STREAM INTERNAL_ERROR

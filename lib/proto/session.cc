@@ -20,7 +20,8 @@ void Session::turn_h2() {
     hs.header_table = settings_.h2_header_table;
     hs.stream_window = settings_.h2_stream_window;
     auto *h2 = new (std::nothrow) H2Session(settings_, hs, pool_, c.id());
-    ConnImage img; // the bytes read so far, from the preface on
+    size_t up = c.h2_upgrade(); // an Upgrade: h2c request's head, or 0
+    ConnImage img; // the bytes read so far, from the preface (or that head) on
     if (!h2 || !c.detach(img)) {
         delete h2;
         c.close(WEIR_CLOSE_RESOURCE);
@@ -31,6 +32,11 @@ void Session::turn_h2() {
     *reinterpret_cast<H2Session **>(mem_) = h2;
     proto_ = Proto::Http2;
     size_t off = 0;
+    if (up) {
+        if (!h2->upgrade_h1(img.unread, up))
+            return;
+        off = up;
+    }
     while (off < img.unread_len) {
         size_t k = h2->take_bytes(img.unread + off, img.unread_len - off);
         if (k == 0)
