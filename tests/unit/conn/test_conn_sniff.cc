@@ -117,6 +117,58 @@ void test_no_sniff_refuses_preface(void **) {
     assert_true(c.wants_close());
 }
 
+const std::string kUp = "GET /u HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+                        "Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n";
+
+// Upgrade: h2c on the first request (auto): its head is left unread, whole,
+// for the HTTP/2 session, and nothing is answered here.
+void test_upgrade_h2c_first_request(void **) {
+    ConnSettings s = settings();
+    ConnPool pool(s);
+    Conn c(s, pool, 1);
+    c.sniff_h2(false);
+    feed(c, kUp + kPreface);
+    assert_true(c.wants_h2());
+    assert_int_equal(c.h2_upgrade(), kUp.size());
+    assert_null(c.take_request());
+    assert_string_equal(drain(c).c_str(), "");
+    ConnImage img;
+    assert_true(c.detach(img));
+    assert_int_equal(img.unread_len, kUp.size() + kPreface.size());
+    assert_memory_equal(img.unread, kUp.data(), kUp.size());
+}
+
+// Served as HTTP/1.1 instead: a body (it would have to be read first), a
+// second request, h2c only (no upgrade from a protocol it does not speak),
+// HTTP/1 only (the negative arm: nothing sniffs), no HTTP2-Settings.
+void test_upgrade_h2c_refused_cases(void **) {
+    std::string with_body = "POST /u HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+                            "Upgrade: h2c\r\nHTTP2-Settings: AAMAAABk\r\nContent-Length: 2\r\n\r\nhi";
+    std::string no_settings = "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
+    std::string second = "GET / HTTP/1.1\r\nHost: x\r\n\r\n" + kUp;
+    struct Case {
+        std::string bytes;
+        int sniff; // -1 off, 0 auto
+        int requests;
+    } cases[] = {{with_body, 0, 1}, {no_settings, 0, 1}, {second, 0, 2}, {kUp, -1, 1}};
+    for (const Case &k : cases) {
+        ConnSettings s = settings();
+        ConnPool pool(s);
+        Conn c(s, pool, 1);
+        if (k.sniff == 0)
+            c.sniff_h2(false);
+        feed(c, k.bytes);
+        assert_false(c.wants_h2());
+        assert_int_equal(c.h2_upgrade(), 0);
+        for (int i = 0; i < k.requests; i++) {
+            Exchange *x = c.take_request();
+            assert_non_null(x);
+            assert_int_equal(answer(c, x, "ok"), 0);
+        }
+        assert_true(drain(c).rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    }
+}
+
 } // namespace
 
 int main(void) {
@@ -124,6 +176,7 @@ int main(void) {
         cmocka_unit_test(test_sniff_preface_whole),        cmocka_unit_test(test_sniff_preface_byte_by_byte),
         cmocka_unit_test(test_sniff_http1_shares_prefix),  cmocka_unit_test(test_sniff_h2_only_takes_anything),
         cmocka_unit_test(test_sniff_after_proxy_header),   cmocka_unit_test(test_no_sniff_refuses_preface),
+        cmocka_unit_test(test_upgrade_h2c_first_request),  cmocka_unit_test(test_upgrade_h2c_refused_cases),
     };
     return cmocka_run_group_tests_name("conn_sniff", tests, nullptr, nullptr);
 }
