@@ -143,6 +143,7 @@ uint64_t TicketTable::issue(Exchange *x, TicketState st, bool head) {
     t->want_room.store(false, std::memory_order_relaxed);
     t->upgrading.store(false, std::memory_order_relaxed);
     t->seen.store(0, std::memory_order_relaxed);
+    t->stream_gone.store(false, std::memory_order_relaxed);
     uint32_t gen = gen_of(t->word.load(std::memory_order_relaxed));
     t->word.store(word(gen, st), std::memory_order_release);
     out_++;

@@ -76,6 +76,9 @@ struct Ticket {
     // exchange out, 2 once it was handed back because its client went
     // (weir_exchange_gone says 2 then). The loop's; read from any thread.
     std::atomic<uint8_t> seen{0};
+    // Its HTTP/2 stream was reset by the peer (the connection lives on):
+    // weir_exchange_gone reports it as it reports a connection's client gone.
+    std::atomic<bool> stream_gone{false};
 };
 
 class TicketTable {

@@ -302,6 +302,7 @@ class Worker final : public ImageSink {
     // interim answer of its exchange waits in the queue (worker_interim.cc).
     static bool nothing_posted(TicketRef &r);
     void report_gone(Slot &s);
+    void report_exchange_gone(Exchange *x);
     bool upgrade_detach(Slot &s);
     void upgrade_deliver(Slot &s, ImageNode *n);
     void hand_back(uint64_t h);

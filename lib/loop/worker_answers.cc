@@ -243,6 +243,7 @@ void Worker::apply(Answer *a) {
 void Worker::expire_handlers(Slot &s) {
     Session &c = s.session();
     bool open = s.fd >= 0;
+    bool h2 = c.proto() == Session::Proto::Http2;
     if (open)
         c.close(WEIR_CLOSE_HANDLER_TIMEOUT);
     bool answered = false;
@@ -255,6 +256,11 @@ void Worker::expire_handlers(Slot &s) {
             c.respond(x, 500, nullptr, 0, nullptr, 0, 0); // dropped: released
             return;
         }
+        // HTTP/1 answers in order, so the first 503 closes and the rest are
+        // dropped; on HTTP/2 each stream held gets its own 503, then the
+        // connection drains (the close above is a GOAWAY there).
+        if (open && h2 && c.respond(x, 503, nullptr, 0, nullptr, 0, 0) == 0)
+            return;
         if (open && !answered && c.respond(x, 503, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE) == 0)
             answered = true;
         else

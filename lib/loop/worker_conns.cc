@@ -331,13 +331,19 @@ void Worker::report_gone(Slot &s) {
     if (!report_gone_ || s.gone_reported || s.session().outstanding() == 0)
         return;
     s.gone_reported = true;
-    s.session().each_taken([&](Exchange *x) {
-        Ticket *t = tickets_.live(x->handle) ? tickets_.at(x->handle) : nullptr;
-        if (!t || t->seen.load(std::memory_order_relaxed) != 1 || !ready_room())
-            return;
-        t->seen.store(2, std::memory_order_relaxed);
-        ready_.push_back(x->handle);
-    });
+    s.session().each_taken([&](Exchange *x) { report_exchange_gone(x); });
+}
+
+// One exchange whose client is gone (a connection's, or an HTTP/2 stream the
+// peer reset): handed back once, if the host asked (cfg.report_gone).
+void Worker::report_exchange_gone(Exchange *x) {
+    if (!report_gone_)
+        return;
+    Ticket *t = tickets_.live(x->handle) ? tickets_.at(x->handle) : nullptr;
+    if (!t || t->seen.load(std::memory_order_relaxed) != 1 || !ready_room())
+        return;
+    t->seen.store(2, std::memory_order_relaxed);
+    ready_.push_back(x->handle);
 }
 
 // The worker no longer owns s's socket (closed, or released into an image):

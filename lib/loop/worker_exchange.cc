@@ -103,7 +103,8 @@ int exchange_gone(weir_exchange *ex) {
     if (!x)
         return WEIR_E_STALE;
     auto *s = static_cast<const Slot *>(x->user);
-    if (!s->gone.load(std::memory_order_acquire) && !s->peer_left.load(std::memory_order_acquire))
+    if (!s->gone.load(std::memory_order_acquire) && !s->peer_left.load(std::memory_order_acquire) &&
+        !r.ticket().stream_gone.load(std::memory_order_acquire))
         return 0;
     return r.ticket().seen.load(std::memory_order_relaxed) == 2 ? 2 : 1;
 }

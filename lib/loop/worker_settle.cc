@@ -66,6 +66,13 @@ void Worker::settle(Slot &s) {
     settling_ = &s;
     if (s.fd >= 0) {
         Session &c = s.session();
+        // HTTP/2 streams the peer reset while the host held them: each is
+        // told as weir_exchange_gone tells a connection's (report_gone).
+        while (Exchange *x = c.take_reset()) [[unlikely]] {
+            if (tickets_.live(x->handle))
+                tickets_.at(x->handle)->stream_gone.store(true, std::memory_order_release);
+            report_exchange_gone(x);
+        }
         // Answers free pipeline room: requests the Conn already holds (it may
         // have read past max_pipeline) are handed out now, before the write,
         // so inline answers to them leave in the same write.

@@ -1,0 +1,134 @@
+// HTTP/2 through the engine (docs/http2.md): a real nghttp2 client over a
+// socket, on every backend. Each case fails if its rule is broken:
+//   test_h2_request_view: a stream is an exchange whose view says HTTP/2
+//     (WEIR_REQ_HTTP2, version 2.0, method/path/query/host from the
+//     pseudo-headers, regular fields only), answered through weir_respond.
+//   test_h2_reset_stream_is_gone: a stream the peer resets is gone to the
+//     host (weir_exchange_gone) while its sibling on the same connection is
+//     not (the sibling is the negative arm: no reset, not gone), and the
+//     sibling's answer still arrives.
+//   test_h2_handler_timeout_each_stream: past handler_timeout_ms every held
+//     stream gets its own 503 (HTTP/1 can answer only the first), then a
+//     GOAWAY; counted WEIR_CLOSE_HANDLER_TIMEOUT once.
+//   test_h2_http1_only_refuses_preface: protocols = WEIR_PROTO_HTTP1, the
+//     negative arm of detection: the same client gets no HTTP/2 answer.
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
+#include "support/h2_wire.h"
+#include "support/net.h"
+
+using namespace testnet;
+
+namespace {
+
+std::mutex g_mu;
+std::vector<weir_exchange *> g_held;
+std::string g_view;
+
+void answer_view(void *, weir_exchange *ex) {
+    const weir_request *r = weir_exchange_request(ex);
+    std::string v = std::to_string((r->flags & WEIR_REQ_HTTP2) != 0) + " " + std::to_string(r->version_minor) + " " +
+                    str(r->method) + " " + str(r->path) + " " + str(r->query) + " " + str(r->host);
+    for (uint32_t i = 0; i < r->num_headers; i++)
+        v += " " + str(r->headers[i].name) + "=" + str(r->headers[i].value);
+    answer(ex, 200, v);
+}
+
+void hold(void *, weir_exchange *ex) {
+    std::lock_guard<std::mutex> g(g_mu);
+    g_held.push_back(ex);
+    weir_defer(ex);
+}
+
+size_t held() {
+    std::lock_guard<std::mutex> g(g_mu);
+    return g_held.size();
+}
+
+void test_h2_request_view(void **) {
+    Server s;
+    weir_config cfg = config(1, WEIR_MODE_INLINE, answer_view, nullptr);
+    if (s.start(cfg) == WEIR_E_UNAVAILABLE)
+        skip();
+    h2wire::Client c(s.port);
+    int32_t id = c.get("/p?q=1");
+    assert_true(c.run([&] { return c.got[id].closed; }));
+    assert_int_equal(c.got[id].status, 200);
+    assert_string_equal(c.got[id].body.c_str(), "1 0 GET /p q=1 example x-a=b");
+    weir_metrics m = s.metrics();
+    assert_int_equal(m.requests, 1);
+}
+
+void test_h2_reset_stream_is_gone(void **) {
+    g_held.clear();
+    Server s;
+    weir_config cfg = config(1, WEIR_MODE_INLINE, hold, nullptr);
+    if (s.start(cfg) == WEIR_E_UNAVAILABLE)
+        skip();
+    h2wire::Client c(s.port);
+    int32_t a = c.get("/a"), b = c.get("/b");
+    assert_true(c.run([] { return held() == 2; }));
+    weir_exchange *xa = g_held[0], *xb = g_held[1];
+    assert_int_equal(weir_exchange_gone(xa), 0);
+    c.reset(a);
+    assert_true(c.run([&] { return weir_exchange_gone(xa) != 0; }, 2000));
+    assert_int_equal(weir_exchange_gone(xb), 0); // its sibling: not reset, not gone
+    int rc = weir_respond(xa, 200, nullptr, 0, "late", 4, 0);
+    assert_true(rc == 0 || rc == WEIR_E_GONE);
+    assert_int_equal(weir_respond(xb, 200, nullptr, 0, "bee", 3, 0), 0);
+    assert_true(c.run([&] { return c.got[b].closed; }));
+    assert_int_equal(c.got[b].status, 200);
+    assert_string_equal(c.got[b].body.c_str(), "bee");
+    assert_int_equal(c.got[a].status, 0); // nothing reached the reset stream
+}
+
+void test_h2_handler_timeout_each_stream(void **) {
+    g_held.clear();
+    Server s;
+    weir_config cfg = config(1, WEIR_MODE_INLINE, hold, nullptr);
+    cfg.handler_timeout_ms = 200;
+    if (s.start(cfg) == WEIR_E_UNAVAILABLE)
+        skip();
+    h2wire::Client c(s.port);
+    int32_t ids[3] = {c.get("/1"), c.get("/2"), c.get("/3")};
+    assert_true(c.run([&] {
+        for (int32_t id : ids)
+            if (!c.got[id].closed)
+                return false;
+        return true;
+    }));
+    for (int32_t id : ids)
+        assert_int_equal(c.got[id].status, 503);
+    assert_true(c.run([&] { return c.goaway; }));
+    assert_int_equal(s.wait_closes(WEIR_CLOSE_HANDLER_TIMEOUT, 1), 1);
+    for (weir_exchange *x : g_held) // the engine answered them: the handles are spent
+        assert_true(weir_respond(x, 200, nullptr, 0, nullptr, 0, 0) < 0);
+}
+
+void test_h2_http1_only_refuses_preface(void **) {
+    Server s;
+    weir_config cfg = config(1, WEIR_MODE_INLINE, answer_view, nullptr);
+    cfg.protocols = WEIR_PROTO_HTTP1;
+    if (s.start(cfg) == WEIR_E_UNAVAILABLE)
+        skip();
+    h2wire::Client c(s.port);
+    int32_t id = c.get("/p");
+    c.run([&] { return c.got[id].closed || c.eof; }, 2000);
+    assert_int_equal(c.got[id].status, 0);
+    assert_int_equal(s.metrics().requests, 0);
+}
+
+} // namespace
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_h2_request_view),
+        cmocka_unit_test(test_h2_reset_stream_is_gone),
+        cmocka_unit_test(test_h2_handler_timeout_each_stream),
+        cmocka_unit_test(test_h2_http1_only_refuses_preface),
+    };
+    return cmocka_run_group_tests_name("h2", tests, nullptr, nullptr);
+}
