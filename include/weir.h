@@ -888,6 +888,15 @@ typedef struct weir_metrics {
                                         rise's sweep, and ones whose last answer left
                                         after it): each also WEIR_CLOSE_OVERLOAD, each
                                         a lingering close (FIN, never a reset)        */
+    /* HTTP/2 (0.4; docs/http2.md): a connection's counts are folded as it
+     * is settled, like requests. */
+    uint64_t h2_sessions; /* connections served as HTTP/2 (prior knowledge or Upgrade) */
+    uint64_t h2_upgrades; /* of those: by Upgrade: h2c from HTTP/1.1 (answered 101) */
+    uint64_t h2_streams; /* streams the peers opened (each an exchange unless refused) */
+    uint64_t h2_resets_by_peer; /* streams the peer reset (RST_STREAM) before their answer ended */
+    uint64_t h2_refused; /* streams refused over h2_max_streams (RST_STREAM REFUSED_STREAM) */
+    uint64_t h2_malformed; /* streams or connections refused as malformed (RFC 9113 §8.1.1, §5.1.1) */
+    uint64_t h2_floods; /* connections closed for a flood or rapid reset (WEIR_CLOSE_H2_ABUSE) */
 } weir_metrics;
 
 /* weir_metrics.uring_tier: how the rings run (docs/uring.md). */

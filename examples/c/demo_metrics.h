@@ -80,6 +80,13 @@ static void demo_print_engine_metrics(const weir_metrics *m) {
     F(mem_returned_bytes);
     F(mem_trims);
     F(overload_idle_closed);
+    F(h2_sessions);
+    F(h2_upgrades);
+    F(h2_streams);
+    F(h2_resets_by_peer);
+    F(h2_refused);
+    F(h2_malformed);
+    F(h2_floods);
 #undef F
     for (uint32_t i = 0; i < WEIR_CLOSE_REASONS; i++) {
         const char *name = weir_close_reason_name(i);

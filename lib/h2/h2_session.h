@@ -60,6 +60,8 @@ struct H2Settings {
 
 // HTTP/2 counters the loop folds into its metrics.
 struct H2Counters {
+    uint64_t sessions = 1;        // this connection speaks HTTP/2 (metrics sum it)
+    uint64_t upgrades = 0;        // it came by Upgrade: h2c
     uint64_t streams = 0;         // streams opened by the peer (HEADERS begun)
     uint64_t resets_by_peer = 0;  // RST_STREAM received for a stream we had not finished
     uint64_t refused = 0;         // RST_STREAM REFUSED_STREAM sent (over the stream limit)
@@ -205,6 +207,7 @@ class H2Session {
     char *in_ = nullptr; // the read buffer (cs_.read_buffer_size), lent by read_space
     Conn::Counters counters_{};
     H2Counters h2c_{};
+    H2Counters h2_folded_{.sessions = 0}; // what the loop has folded into its metrics (fold_h2)
     uint32_t close_reason_ = kOpen;
     uint32_t nout_ = 0;       // exchanges handed out and not released
     uint32_t nstreaming_ = 0; // answers streaming (begun, not ended)

@@ -93,6 +93,7 @@ bool H2Session::upgrade_h1(const char *head, size_t len) {
             return true;
         }
         got_bytes_ = true;
+        h2c_.upgrades++;
         unexpected_id(1); // stream 1 is opened: remembered as the peer's newest
         H2Stream *st = new_stream(1);
         if (!st) {

@@ -72,6 +72,13 @@ void metrics_sum(const WorkerMetrics *const *workers, uint32_t n, weir_metrics *
     full.mem_returned_bytes = s[M_MEM_RETURNED_BYTES];
     full.mem_trims = s[M_MEM_TRIMS];
     full.overload_idle_closed = s[M_OVERLOAD_IDLE_CLOSED];
+    full.h2_sessions = s[M_H2_SESSIONS];
+    full.h2_upgrades = s[M_H2_UPGRADES];
+    full.h2_streams = s[M_H2_STREAMS];
+    full.h2_resets_by_peer = s[M_H2_RESETS_BY_PEER];
+    full.h2_refused = s[M_H2_REFUSED];
+    full.h2_malformed = s[M_H2_MALFORMED];
+    full.h2_floods = s[M_H2_FLOODS];
     for (uint32_t r = 0; r < WEIR_CLOSE_REASONS; r++)
         full.closes[r] = s[M_CLOSES + r];
     size_t len = out->size < sizeof full ? out->size : sizeof full;

@@ -65,6 +65,14 @@ enum Metric : uint32_t {
     M_MEM_POOLED_BYTES, // a gauge (set)
     M_MEM_RETURNED_BYTES,
     M_MEM_TRIMS,
+    // HTTP/2 (fold_h2 in worker_conns.cc).
+    M_H2_SESSIONS,
+    M_H2_UPGRADES,
+    M_H2_STREAMS,
+    M_H2_RESETS_BY_PEER,
+    M_H2_REFUSED,
+    M_H2_MALFORMED,
+    M_H2_FLOODS,
     M_CLOSES, // WEIR_CLOSE_REASONS entries follow
     M_COUNT = M_CLOSES + WEIR_CLOSE_REASONS,
 };

@@ -116,6 +116,15 @@ void Worker::fold(Slot &s) {
     s.folded = c;
     if (s.session().proxy_result() != s.proxy_counted)
         count_proxy(s);
+    s.session().fold_h2([&](const H2Counters &now, const H2Counters &was) {
+        metrics.add(M_H2_SESSIONS, now.sessions - was.sessions);
+        metrics.add(M_H2_UPGRADES, now.upgrades - was.upgrades);
+        metrics.add(M_H2_STREAMS, now.streams - was.streams);
+        metrics.add(M_H2_RESETS_BY_PEER, now.resets_by_peer - was.resets_by_peer);
+        metrics.add(M_H2_REFUSED, now.refused - was.refused);
+        metrics.add(M_H2_MALFORMED, now.malformed - was.malformed);
+        metrics.add(M_H2_FLOODS, now.floods - was.floods);
+    });
 }
 
 // The PROXY header's outcome, once a connection (it changes at most once).

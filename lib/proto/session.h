@@ -144,8 +144,15 @@ class Session {
     // nghttp2 allocates its own state anyway, so slots stay HTTP/1's size.
     H2Session &h2() { return **std::launder(reinterpret_cast<H2Session **>(mem_)); }
     const H2Session &h2() const { return **std::launder(reinterpret_cast<H2Session *const *>(mem_)); }
-    // The HTTP/2 counters (zero for HTTP/1).
-    const H2Counters *h2_counters() const { return proto_ == Proto::Http2 ? &h2().h2_counters() : nullptr; }
+    // HTTP/2's counters since the last fold: add(now, was), then now is
+    // what was folded. Nothing for HTTP/1.
+    template <class F> void fold_h2(F &&add) {
+        if (proto_ != Proto::Http2) [[likely]]
+            return;
+        H2Session &h = h2();
+        add(h.h2_counters(), h.h2_folded_);
+        h.h2_folded_ = h.h2_counters();
+    }
 
   private:
     void turn_h2(); // session.cc

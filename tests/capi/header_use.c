@@ -237,6 +237,8 @@ int weir_header_use(void) {
          (int)metrics.overload_accept_pauses + (int)metrics.overload_refused;
     metrics.overload_idle_closed = 0; /* appended at the end (0.4) */
     n += (int)metrics.overload_idle_closed;
+    metrics.h2_floods = 0; /* HTTP/2's, appended at the end (0.4) */
+    n += (int)metrics.h2_floods;
     answer.ex = exchange;
     answer.status = 200;
     answer.flags = WEIR_RESPOND_CLOSE;

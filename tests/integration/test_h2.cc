@@ -60,6 +60,9 @@ void test_h2_request_view(void **) {
     assert_string_equal(c.got[id].body.c_str(), "1 0 GET /p q=1 example x-a=b");
     weir_metrics m = s.metrics();
     assert_int_equal(m.requests, 1);
+    assert_int_equal(m.h2_sessions, 1);
+    assert_int_equal(m.h2_streams, 1);
+    assert_int_equal(m.h2_upgrades, 0);
 }
 
 void test_h2_reset_stream_is_gone(void **) {
@@ -83,6 +86,9 @@ void test_h2_reset_stream_is_gone(void **) {
     assert_int_equal(c.got[b].status, 200);
     assert_string_equal(c.got[b].body.c_str(), "bee");
     assert_int_equal(c.got[a].status, 0); // nothing reached the reset stream
+    weir_metrics m = s.metrics();
+    assert_int_equal(m.h2_streams, 2);
+    assert_int_equal(m.h2_resets_by_peer, 1);
 }
 
 void test_h2_handler_timeout_each_stream(void **) {
@@ -119,6 +125,7 @@ void test_h2_http1_only_refuses_preface(void **) {
     c.run([&] { return c.got[id].closed || c.eof; }, 2000);
     assert_int_equal(c.got[id].status, 0);
     assert_int_equal(s.metrics().requests, 0);
+    assert_int_equal(s.metrics().h2_sessions, 0);
 }
 
 } // namespace

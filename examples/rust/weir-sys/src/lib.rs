@@ -364,6 +364,14 @@ pub struct weir_metrics {
     pub mem_trims: u64,
     // The overload manager, continued (0.4): idle keep-alive closes.
     pub overload_idle_closed: u64,
+    // HTTP/2 (0.4).
+    pub h2_sessions: u64,
+    pub h2_upgrades: u64,
+    pub h2_streams: u64,
+    pub h2_resets_by_peer: u64,
+    pub h2_refused: u64,
+    pub h2_malformed: u64,
+    pub h2_floods: u64,
 }
 
 #[repr(C)]
