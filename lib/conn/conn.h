@@ -314,6 +314,7 @@ class Conn {
     // Parse no further requests: the connection is heading for a request
     // boundary where it can be detached.
     void hold();
+    bool held() const; // hold() was called and not called off
     // The move was called off: parse on (requests that waited in the buffer
     // become takeable now).
     void unhold();

@@ -12,6 +12,8 @@ using namespace conn_detail;
 
 void Conn::hold() { flags_ |= kHeld; }
 
+bool Conn::held() const { return (flags_ & kHeld) != 0; }
+
 void Conn::unhold() {
     if (!(flags_ & kHeld))
         return;

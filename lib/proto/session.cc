@@ -28,6 +28,7 @@ void Session::turn_h2() {
         return;
     }
     proxy_result_ = c.proxy_result();
+    bool held = c.held(); // a transplant or hot upgrade began before it spoke
     c.~Conn();
     *reinterpret_cast<H2Session **>(mem_) = h2;
     proto_ = Proto::Http2;
@@ -43,6 +44,8 @@ void Session::turn_h2() {
             break;
         off += k;
     }
+    if (held) // an HTTP/2 connection moves by draining: the client reconnects to the new engine
+        h2->hold();
     if (off < img.unread_len && !h2->wants_close()) // it takes all it is given unless it stopped reading
         h2->close(WEIR_CLOSE_RESOURCE);
 }

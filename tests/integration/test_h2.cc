@@ -14,6 +14,7 @@
 //     negative arm of detection: the same client gets no HTTP/2 answer.
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
@@ -128,6 +129,57 @@ void test_h2_http1_only_refuses_preface(void **) {
     assert_int_equal(s.metrics().h2_sessions, 0);
 }
 
+// A transplant moves HTTP/2 by draining (docs/http2.md): the client is told
+// GOAWAY, the stream it has open is still answered on the old engine, then
+// the connection closes (WEIR_CLOSE_GOAWAY) and a new one is served by the
+// target. The negative arm is the request itself: nothing is lost, the held
+// stream's answer arrives after the GOAWAY.
+void test_h2_transplant_drains_by_goaway(void **) {
+    g_held.clear();
+    Server a, b;
+    weir_config cfg = config(1, WEIR_MODE_INLINE, hold, nullptr);
+    if (a.start(cfg) == WEIR_E_UNAVAILABLE || b.start(config(1, WEIR_MODE_INLINE, answer_view, nullptr)) ==
+                                                   WEIR_E_UNAVAILABLE)
+        skip();
+    h2wire::Client c(a.port);
+    int32_t id = c.get("/held");
+    assert_true(c.run([] { return held() == 1; }));
+    assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
+    assert_true(c.run([&] { return c.goaway; }));
+    assert_int_equal(c.goaway_code, 0); // NO_ERROR: a graceful drain
+    assert_int_equal(weir_respond(g_held[0], 200, nullptr, 0, "kept", 4, 0), 0);
+    assert_true(c.run([&] { return c.got[id].closed && c.eof; }));
+    assert_int_equal(c.got[id].status, 200);
+    assert_string_equal(c.got[id].body.c_str(), "kept");
+    assert_int_equal(a.wait_closes(WEIR_CLOSE_GOAWAY, 1), 1);
+    h2wire::Client d(b.port);
+    int32_t id2 = d.get("/new");
+    assert_true(d.run([&] { return d.got[id2].closed; }));
+    assert_int_equal(d.got[id2].status, 200);
+}
+
+// A graceful shutdown: GOAWAY NO_ERROR, the held stream answered within the
+// grace, then closed as the shutdown's.
+void test_h2_shutdown_goaway(void **) {
+    g_held.clear();
+    Server s;
+    weir_config cfg = config(1, WEIR_MODE_INLINE, hold, nullptr);
+    if (s.start(cfg) == WEIR_E_UNAVAILABLE)
+        skip();
+    h2wire::Client c(s.port);
+    int32_t id = c.get("/held");
+    assert_true(c.run([] { return held() == 1; }));
+    std::thread stop([&] { weir_engine_shutdown(s.e, 5000000000LL); });
+    assert_true(c.run([&] { return c.goaway; }));
+    assert_int_equal(c.goaway_code, 0);
+    assert_int_equal(weir_respond(g_held[0], 200, nullptr, 0, "bye", 3, 0), 0);
+    assert_true(c.run([&] { return c.got[id].closed && c.eof; }));
+    stop.join();
+    assert_int_equal(c.got[id].status, 200);
+    assert_string_equal(c.got[id].body.c_str(), "bye");
+    assert_int_equal(s.metrics().closes[WEIR_CLOSE_SHUTDOWN], 1);
+}
+
 } // namespace
 
 int main(void) {
@@ -136,6 +188,8 @@ int main(void) {
         cmocka_unit_test(test_h2_reset_stream_is_gone),
         cmocka_unit_test(test_h2_handler_timeout_each_stream),
         cmocka_unit_test(test_h2_http1_only_refuses_preface),
+        cmocka_unit_test(test_h2_transplant_drains_by_goaway),
+        cmocka_unit_test(test_h2_shutdown_goaway),
     };
     return cmocka_run_group_tests_name("h2", tests, nullptr, nullptr);
 }
