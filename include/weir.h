@@ -218,7 +218,7 @@ WEIR_API void weir_http1_limits_init(weir_http1_limits *limits);
 
 /* weir_http1_request.flags */
 #define WEIR_REQ_KEEP_ALIVE 0x1u      /* the connection may carry another request     */
-#define WEIR_REQ_EXPECT_CONTINUE 0x2u /* Expect: 100-continue (HTTP/1.1 only)         */
+#define WEIR_REQ_EXPECT_CONTINUE 0x2u /* Expect: 100-continue (HTTP/1.1 and HTTP/2)   */
 #define WEIR_REQ_UPGRADE 0x4u         /* Connection: upgrade with an Upgrade field     */
 #define WEIR_REQ_BODY_STREAM 0x8u     /* weir_request only: the body is read with
                                          weir_body_read (cfg.stream_body_bytes)       */
