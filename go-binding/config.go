@@ -220,6 +220,18 @@ type Config struct {
 	PollTimeout time.Duration
 	// BatchSize is the most exchanges one poll returns (default 64).
 	BatchSize int
+	// Protocols: HTTP/1.1, h2c (HTTP/2 in cleartext by prior knowledge) or
+	// both (the zero value, ProtocolsAuto; protocols.go, docs/http2.md).
+	// An HTTP/2 stream is one request to the same handlers
+	// (Request.ProtoMajor 2; r.Proto "HTTP/2.0" for net/http).
+	Protocols Protocols
+	// HTTP/2 knobs, 0 = weir's default: the streams a connection may have
+	// open (100, at most 10000), the HPACK dynamic table (4096, at most
+	// 65536) and a stream's receive window for request bodies (65535, at
+	// most 2^31-1).
+	H2MaxStreams   int
+	H2HeaderTable  int
+	H2StreamWindow int
 	// OnListen, if set, is called once by Listen when the listeners are
 	// bound, before it blocks.
 	OnListen func(addr net.Addr)
@@ -250,7 +262,7 @@ func (c *Config) validate() error {
 	if c.BatchSize < 0 || c.BatchSize > 4096 {
 		return errors.New("weir: BatchSize must be in 0..4096")
 	}
-	return nil
+	return c.validateH2()
 }
 
 // splitAddr turns Addr into weir's numeric host and port.
@@ -390,6 +402,7 @@ func (c *Config) fill(out *C.weir_config) (host *C.char, limits *C.weir_http1_li
 		setD(&out.proxy_timeout_ms, c.ProxyTimeout)
 		set(&out.proxy_max_bytes, c.ProxyMaxBytes)
 	}
+	c.fillH2(out)
 	limits = (*C.weir_http1_limits)(C.malloc(C.size_t(C.sizeof_weir_http1_limits)))
 	if limits == nil {
 		freeC(host)

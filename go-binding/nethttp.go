@@ -211,8 +211,8 @@ func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Requ
 	req := (&http.Request{
 		Method:        method,
 		URL:           u,
-		Proto:         httpProto(r.ProtoMinor()),
-		ProtoMajor:    1,
+		Proto:         httpProto(r.ProtoMajor(), r.ProtoMinor()),
+		ProtoMajor:    r.ProtoMajor(),
 		ProtoMinor:    r.ProtoMinor(),
 		Header:        hdr,
 		Host:          host,
@@ -239,7 +239,10 @@ func newHTTPRequest(r *Request, w *ResponseWriter, srv *http.Server) (*http.Requ
 }
 
 // httpProto is r.Proto without a concatenation per request.
-func httpProto(minor int) string {
+func httpProto(major, minor int) string {
+	if major == 2 {
+		return "HTTP/2.0" // as net/http's own HTTP/2 server sets it
+	}
 	switch minor {
 	case 1:
 		return "HTTP/1.1"

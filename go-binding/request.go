@@ -46,8 +46,21 @@ func (r *Request) Query() string { return view(r.r.query) }
 // request-target is in absolute-form (RFC 9112 3.2.2).
 func (r *Request) Host() string { return view(r.r.host) }
 
-// ProtoMinor is 1 for HTTP/1.1 and 0 for HTTP/1.0.
+// ProtoMinor is 1 for HTTP/1.1 and 0 for HTTP/1.0 and HTTP/2.
 func (r *Request) ProtoMinor() int { return int(r.r.version_minor) }
+
+// ProtoMajor is 2 for a stream of an HTTP/2 connection (weir's
+// WEIR_REQ_HTTP2: Method, Target and Host then come from the :method, :path
+// and :authority pseudo-headers), else 1.
+func (r *Request) ProtoMajor() int {
+	if r.HTTP2() {
+		return 2
+	}
+	return 1
+}
+
+// HTTP2 reports whether the request is a stream of an HTTP/2 connection.
+func (r *Request) HTTP2() bool { return r.r.flags&C.WEIR_REQ_HTTP2 != 0 }
 
 // KeepAlive reports whether the connection may carry another request.
 func (r *Request) KeepAlive() bool { return r.r.flags&C.WEIR_REQ_KEEP_ALIVE != 0 }

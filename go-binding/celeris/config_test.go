@@ -1,6 +1,7 @@
 package weirceleris
 
 import (
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -20,7 +21,8 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 
 // Each celeris setting weir cannot serve as configured fails Start with
 // ErrNotServed naming the field; celeris's default Protocol, Auto, is
-// refused too, not quietly served as HTTP/1.1. Its default Engine, Adaptive,
+// served (HTTP/1.1 and h2c, h2_test.go), and EnableH2Upgrade only where
+// weir's Protocols take Upgrade: h2c (Auto). Its default Engine, Adaptive,
 // is served, on weir's adaptive pair (adaptive_test.go). The last case is
 // the control arm: the same server with a configuration weir serves starts
 // (so the refusals are the fields', not the harness's).
@@ -36,10 +38,13 @@ func TestFactoryRefuses(t *testing.T) {
 		cfg  celeris.Config
 		want string // in the error; "" = starts
 	}{
-		{"default config", ok(celeris.Config{}), "Protocol auto"},
-		{"protocol auto", ok(celeris.Config{Protocol: celeris.Auto, Engine: testEngine()}), "Protocol auto"},
-		{"protocol h2c", ok(celeris.Config{Protocol: celeris.H2C, Engine: testEngine()}), "Protocol h2c"},
-		{"h2c upgrade", ok(celeris.Config{Protocol: celeris.HTTP1, Engine: testEngine(), EnableH2Upgrade: &yes}), "EnableH2Upgrade"},
+		{"default config: auto, served", ok(celeris.Config{}), ""},
+		{"protocol auto: served", ok(celeris.Config{Protocol: celeris.Auto, Engine: testEngine()}), ""},
+		{"protocol auto, upgrade: served", ok(celeris.Config{Protocol: celeris.Auto, Engine: testEngine(), EnableH2Upgrade: &yes}), ""},
+		{"protocol h2c: served", ok(celeris.Config{Protocol: celeris.H2C, Engine: testEngine()}), ""},
+		{"h2c and upgrade", ok(celeris.Config{Protocol: celeris.H2C, Engine: testEngine(), EnableH2Upgrade: &yes}), "EnableH2Upgrade with Protocol h2c"},
+		{"http1 and upgrade", ok(celeris.Config{Protocol: celeris.HTTP1, Engine: testEngine(), EnableH2Upgrade: &yes}), "EnableH2Upgrade with Protocol http1"},
+		{"h2 streams past weir's", ok(celeris.Config{Protocol: celeris.Auto, Engine: testEngine(), MaxConcurrentStreams: 10001}), "MaxConcurrentStreams"},
 		{"engine default: adaptive, served", ok(celeris.Config{Protocol: celeris.HTTP1}), ""},
 		{"engine adaptive: served", ok(celeris.Config{Protocol: celeris.HTTP1, Engine: celeris.Adaptive}), ""},
 		{"engine std", ok(celeris.Config{Protocol: celeris.HTTP1, Engine: celeris.Std}), "Engine std"},
@@ -129,4 +134,20 @@ func resolve(t *testing.T, cfg celeris.Config) resource.Config {
 	}
 	_ = celeris.New(cfg).Start()
 	return got
+}
+
+// Auto with the upgrade off cannot be served (weir's auto always takes
+// Upgrade: h2c). celeris.Server resolves Auto's upgrade to true whatever
+// the Config says, so only a caller outside a Server can ask: translate
+// directly, with the served arm beside it.
+func TestFactoryAutoWithoutUpgrade(t *testing.T) {
+	h := stream.HandlerFunc(func(context.Context, *stream.Stream) error { return nil })
+	_, _, err := translate(weir.Config{}, resource.Config{Protocol: engine.Auto}, h)
+	if !errors.Is(err, ErrNotServed) || !strings.Contains(err.Error(), "EnableH2Upgrade false") {
+		t.Errorf("Auto without upgrade: %v, want ErrNotServed naming EnableH2Upgrade false", err)
+	}
+	c, _, err := translate(weir.Config{}, resource.Config{Protocol: engine.Auto, EnableH2Upgrade: true}, h)
+	if err != nil || c.Protocols != weir.ProtocolsAuto {
+		t.Errorf("Auto with upgrade: %v, Protocols %v, want served as auto", err, c.Protocols)
+	}
 }

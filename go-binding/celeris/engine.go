@@ -225,7 +225,10 @@ func (e *Engine) serve(r *weir.Request, w *weir.ResponseWriter) {
 	if a := r.RemoteAddr(); a != nil {
 		s.RemoteAddr = a.String()
 	}
-	s.SetProtoMajor(1)
+	// celeris's H1 stream kind (one exchange, answered through its
+	// ResponseWriter) carries HTTP/2 requests too: weir frames them; the
+	// version is what Context.Protocol reports.
+	s.SetProtoMajor(uint8(r.ProtoMajor()))
 	s.EndStream = true
 	s.SetState(stream.StateHalfClosedRemote)
 

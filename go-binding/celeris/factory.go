@@ -24,7 +24,7 @@ var ErrNotServed = errors.New("weirceleris: not served by weir")
 // celeris.Server (router, middleware, Context) runs on weir:
 //
 //	srv := celeris.New(celeris.Config{Addr: ":8080",
-//		Protocol: celeris.HTTP1, Engine: celeris.Epoll,
+//		Engine: celeris.Epoll, // Protocol: Auto, HTTP/1.1 and h2c
 //		EngineFactory: weirceleris.Factory(weir.Config{})})
 //
 // The server is served as configured or refused when it starts, never
@@ -32,8 +32,17 @@ var ErrNotServed = errors.New("weirceleris: not served by weir")
 // celeris.Server hands it (resource.Config.WithDefaults applied: a zero
 // timeout there means none); a caller outside a Server resolves it first.
 //
-//   - Protocol HTTP1 is served. Auto, celeris's default, and H2C are
-//     refused until weir speaks HTTP/2; so is EnableH2Upgrade.
+//   - Protocol is weir's Protocols: HTTP1 (HTTP/1.1 only), H2C (HTTP/2 in
+//     cleartext by prior knowledge only) and Auto, celeris's default, both
+//     on one port, told apart by the first bytes; under Auto weir also
+//     takes Upgrade: h2c, so EnableH2Upgrade is served with Auto (where
+//     celeris resolves it true) and refused with HTTP1 or H2C, and its
+//     explicit false with Auto is refused (weir cannot turn it off). An
+//     HTTP/2 request reaches the handler as a stream whose ProtoMajor is 2
+//     (Context.Protocol() "2"). MaxConcurrentStreams (at most 10000 in
+//     weir) and InitialWindowSize are weir's H2MaxStreams and
+//     H2StreamWindow; MaxFrameSize has no weir knob: weir keeps HTTP/2's
+//     16 KiB, which every client honours.
 //   - Engine Epoll and IOUring choose weir's backend; unset (only outside a
 //     Server) keeps base.Backend. Adaptive (celeris's default on Linux) is
 //     weir's adaptive pair (weir.NewAdaptive): an epoll and an io_uring
@@ -69,8 +78,7 @@ var ErrNotServed = errors.New("weirceleris: not served by weir")
 //
 // base is weir's own configuration; the fields celeris's configuration
 // names override base's (Addr and Listener only where base has neither).
-// H2-only knobs (MaxConcurrentStreams, MaxFrameSize, InitialWindowSize) have
-// nothing to act on once H2C and Auto are refused. WorkloadHint acts as in
+// WorkloadHint acts as in
 // celeris's own Adaptive, on the start alone: WorkloadHighConcurrency starts
 // the pair on io_uring (on epoll where the kernel refuses io_uring), any
 // other hint on base.Backend; from then on weir's controller decides from
@@ -108,16 +116,32 @@ func translate(base weir.Config, cfg resource.Config, h stream.Handler) (weir.Co
 	var o options
 	switch cfg.Protocol {
 	case engine.HTTP1:
+		c.Protocols = weir.ProtocolsHTTP1
 		if cfg.EnableH2Upgrade {
-			return c, o, refuse("EnableH2Upgrade: weir speaks HTTP/1.1 only (no h2c upgrade)")
+			return c, o, refuse("EnableH2Upgrade with Protocol http1: weir takes Upgrade: h2c only when it " +
+				"speaks both; set Protocol: celeris.Auto")
 		}
-	case engine.Auto, engine.H2C:
-		return c, o, refuse("Protocol %s (Auto is celeris's default): weir speaks HTTP/1.1 only until it speaks "+
-			"HTTP/2; set Protocol: celeris.HTTP1", cfg.Protocol)
-	default:
-		return c, o, refuse("Protocol unset: celeris's default is Auto, and weir speaks HTTP/1.1 only; " +
-			"set Protocol: celeris.HTTP1")
+	case engine.Auto:
+		c.Protocols = weir.ProtocolsAuto
+		if !cfg.EnableH2Upgrade {
+			return c, o, refuse("EnableH2Upgrade false with Protocol auto: weir's auto always takes " +
+				"Upgrade: h2c; leave it unset, or set Protocol: celeris.HTTP1")
+		}
+	case engine.H2C:
+		c.Protocols = weir.ProtocolsH2C
+		if cfg.EnableH2Upgrade {
+			return c, o, refuse("EnableH2Upgrade with Protocol h2c: an upgrade starts as HTTP/1.1, which h2c " +
+				"alone does not speak; set Protocol: celeris.Auto")
+		}
+	default: // unset: only a caller outside celeris.Server, which resolves it to Auto
+		return c, o, refuse("Protocol unset: resolve the config first (resource.Config.WithDefaults: Auto)")
 	}
+	if cfg.MaxConcurrentStreams > 10000 {
+		return c, o, refuse("MaxConcurrentStreams %d: weir allows at most 10000 streams a connection",
+			cfg.MaxConcurrentStreams)
+	}
+	c.H2MaxStreams = int(cfg.MaxConcurrentStreams) // resolved: 100 by default
+	c.H2StreamWindow = int(cfg.InitialWindowSize)  // resolved: 1 MiB; celeris bounds it at 2^31-1
 	switch {
 	case cfg.Engine.IsDefault():
 	case cfg.Engine == engine.Epoll || cfg.Engine == engine.IOUring:

@@ -32,7 +32,11 @@ int Worker::stream_start(TicketRef &r, int status, const weir_header_t *h, size_
     // The request stays as it was while its exchange is out: any thread may
     // read it to learn the framing, which write and end check on every
     // thread alike.
-    auto framing = http1::stream_framing(status, t.head, x->req.version_minor, length != UINT64_MAX);
+    // An HTTP/2 stream (version_minor 0) frames like HTTP/1.1 chunked: an
+    // unknown length ends with END_STREAM, and trailers fit (a trailing
+    // HEADERS), which Close framing would refuse in stream_end.
+    uint32_t minor = (x->req.flags & WEIR_REQ_HTTP2) ? 1 : x->req.version_minor;
+    auto framing = http1::stream_framing(status, t.head, minor, length != UINT64_MAX);
     t.framing = static_cast<uint8_t>(framing);
     t.left = framing == http1::StreamFraming::Length ? length : UINT64_MAX;
     Slot &s = *static_cast<Slot *>(x->user);
