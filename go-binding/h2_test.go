@@ -91,7 +91,7 @@ func TestH2ConfigValidation(t *testing.T) {
 // The native API says which protocol a request came on; under the zero
 // Config (ProtocolsAuto) one port answers both.
 func TestH2NativeRequest(t *testing.T) {
-	_, addr := start(t, Config{Handler: func(r *Request, w *ResponseWriter) {
+	e, addr := start(t, Config{Handler: func(r *Request, w *ResponseWriter) {
 		w.Respond(200, []byte(fmt.Sprintf("%d.%d %v %s %s %s", r.ProtoMajor(), r.ProtoMinor(),
 			r.HTTP2(), r.Method(), r.Target(), r.Host())))
 	}})
@@ -103,6 +103,10 @@ func TestH2NativeRequest(t *testing.T) {
 	resp, body = getBody(t, h1Client(t), "http://"+addr+"/c")
 	if resp.ProtoMajor != 1 || body != "1.1 false GET /c "+addr {
 		t.Errorf("HTTP/1.1: %s %q, want HTTP/1.1 \"1.1 false GET /c %s\"", resp.Proto, body, addr)
+	}
+	// The engine's HTTP/2 counts reach Go: one HTTP/2 connection, one stream.
+	if m := e.Metrics(); m.H2Sessions != 1 || m.H2Streams != 1 {
+		t.Errorf("metrics: h2_sessions %d, h2_streams %d; want 1, 1", m.H2Sessions, m.H2Streams)
 	}
 }
 

@@ -94,6 +94,11 @@ type Metrics struct {
 	// Keep-alive connections the overload manager closed idle between
 	// requests once its level rose to 1 (each also Closes[WEIR_CLOSE_OVERLOAD]).
 	OverloadIdleClosed uint64
+	// HTTP/2 (Config.Protocols; docs/http2.md): connections served as
+	// HTTP/2 and, of those, by Upgrade: h2c; streams opened, reset by the
+	// peer, refused over H2MaxStreams, refused as malformed; connections
+	// closed for a flood or rapid reset (each also Closes[WEIR_CLOSE_H2_ABUSE]).
+	H2Sessions, H2Upgrades, H2Streams, H2ResetsByPeer, H2Refused, H2Malformed, H2Floods uint64
 
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
@@ -235,6 +240,13 @@ func (e *Engine) Metrics() Metrics {
 			m.MemReturnedBytes = uint64(cm.mem_returned_bytes)
 			m.MemTrims = uint64(cm.mem_trims)
 			m.OverloadIdleClosed = uint64(cm.overload_idle_closed)
+			m.H2Sessions = uint64(cm.h2_sessions)
+			m.H2Upgrades = uint64(cm.h2_upgrades)
+			m.H2Streams = uint64(cm.h2_streams)
+			m.H2ResetsByPeer = uint64(cm.h2_resets_by_peer)
+			m.H2Refused = uint64(cm.h2_refused)
+			m.H2Malformed = uint64(cm.h2_malformed)
+			m.H2Floods = uint64(cm.h2_floods)
 		}
 	}
 	e.life.RUnlock()

@@ -95,6 +95,13 @@ func (m Metrics) WriteText(w io.Writer, prefix string) error {
 	f("mem_returned_bytes", m.MemReturnedBytes)
 	f("mem_trims", m.MemTrims)
 	f("overload_idle_closed", m.OverloadIdleClosed)
+	f("h2_sessions", m.H2Sessions)
+	f("h2_upgrades", m.H2Upgrades)
+	f("h2_streams", m.H2Streams)
+	f("h2_resets_by_peer", m.H2ResetsByPeer)
+	f("h2_refused", m.H2Refused)
+	f("h2_malformed", m.H2Malformed)
+	f("h2_floods", m.H2Floods)
 	for i := range m.Closes {
 		name := CloseReasonName(i)
 		if name != "unknown" || m.Closes[i] != 0 {
