@@ -115,6 +115,13 @@ class Engine {
     // Open descriptors, sampled at most every kOverloadFdSampleMs by
     // whichever worker asks first after that.
     uint64_t overload_fds(int64_t now_ms);
+    // Descriptors this engine opened (+1, an accept) or let go (-1, a
+    // connection's close) since the last sample: the reading follows a
+    // flood at once instead of at the next sample. Only with overload_fds set.
+    void overload_fd_moved(int64_t d) {
+        if (overload_marks_.fds)
+            fds_drift_.fetch_add(d, std::memory_order_relaxed);
+    }
     // Every worker's buffer bytes as each last published them.
     uint64_t overload_mem() const;
 
@@ -151,7 +158,8 @@ class Engine {
     uint64_t resumes_ = 0; // under mu_
     OverloadMarks overload_marks_;
     std::atomic<uint64_t> fds_seen_{0};
-    std::atomic<int64_t> fds_at_ms_{0}; // CLOCK_MONOTONIC ms: 0 is long ago
+    std::atomic<int64_t> fds_at_ms_{0}; // CLOCK_MONOTONIC ms: 0 is never
+    std::atomic<int64_t> fds_drift_{0}; // overload_fd_moved since the sample
     int set_overload(const weir_config &c);
     int command(bool pause, uint64_t *resumes_at);
     bool every_listener_closed() const;

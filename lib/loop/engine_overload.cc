@@ -7,6 +7,7 @@
 #include <cerrno>
 
 #include "loop/engine.h"
+#include "loop/hooks.h"
 
 namespace weir {
 
@@ -14,8 +15,10 @@ namespace {
 
 // How stale the descriptor count may be. A count costs about 1 µs per 100
 // open descriptors (count_open_fds); at 10 Hz that is 0.1 % of a core at
-// 10,000 descriptors, and an accept batch admits at most 16 per pass in
-// between, so the reading lags by what a few passes open.
+// 10,000 descriptors. In between, the engine adds the connections it
+// accepted and takes off those it closed (overload_fd_moved), so its own
+// flood is seen at once; the host's descriptors, and connections moved in
+// or out, wait for the next sample.
 constexpr int64_t kOverloadFdSampleMs = 100;
 
 constexpr uint64_t kMaxMemMb = 4u << 20; // 4 TiB: past it a value is a mistake
@@ -42,14 +45,25 @@ int Engine::set_overload(const weir_config &c) {
 }
 
 uint64_t Engine::overload_fds(int64_t now_ms) {
+    int64_t period = loop_hooks().overload_fd_sample_ms.load(std::memory_order_relaxed);
+    if (period <= 0)
+        period = kOverloadFdSampleMs;
     int64_t at = fds_at_ms_.load(std::memory_order_relaxed);
-    if (now_ms - at >= kOverloadFdSampleMs &&
-        fds_at_ms_.compare_exchange_strong(at, now_ms, std::memory_order_relaxed)) {
+    if ((at == 0 || now_ms - at >= period) &&
+        fds_at_ms_.compare_exchange_strong(at, now_ms > 0 ? now_ms : 1, std::memory_order_relaxed)) {
+        // The drift read before the count is in it; what moves during the
+        // count lands after it, to be corrected by the next sample.
+        int64_t before = fds_drift_.load(std::memory_order_relaxed);
         int64_t n = count_open_fds();
-        if (n >= 0)
+        if (n >= 0) {
             fds_seen_.store(static_cast<uint64_t>(n), std::memory_order_relaxed);
+            fds_drift_.fetch_sub(before, std::memory_order_relaxed);
+        }
     }
-    return fds_seen_.load(std::memory_order_relaxed);
+    int64_t v = static_cast<int64_t>(fds_seen_.load(std::memory_order_relaxed));
+    if (!loop_hooks().overload_skip_fd_drift.load(std::memory_order_relaxed)) // the arm as it was
+        v += fds_drift_.load(std::memory_order_relaxed);
+    return v > 0 ? static_cast<uint64_t>(v) : 0;
 }
 
 uint64_t Engine::overload_mem() const {

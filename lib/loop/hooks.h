@@ -58,6 +58,13 @@ struct LoopHooks {
     // take) tells no CLOSE. tests/integration/test_conn_events.cc shows its
     // ledger then finds connections opened and never closed.
     std::atomic<bool> skip_close_event{false};
+    // The descriptor watermark: how often /proc/self/fd is counted (0: the
+    // default 100 ms; tests set it long so that only the engine's own
+    // accounting can see a flood), and its arm: the reading is the sample
+    // alone, as before (engine_overload.cc), so a flood between samples is
+    // unseen. tests/integration/test_overload.cc shows it.
+    std::atomic<int64_t> overload_fd_sample_ms{0};
+    std::atomic<bool> overload_skip_fd_drift{false};
 };
 LoopHooks &loop_hooks();
 

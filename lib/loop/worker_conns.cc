@@ -284,6 +284,7 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
     // Counted before the peer can see the close, so a client that saw it
     // reads consistent metrics.
     metrics.close(reason);
+    engine_.overload_fd_moved(-1); // a lingering close's descriptor stays until the next sample
     if (on_conn_ && !loop_hooks().skip_close_event.load(std::memory_order_relaxed)) // the test's mutant
         conn_event(s, WEIR_CONN_CLOSE, reason);
     if (reason == WEIR_CLOSE_RESOURCE) // whatever ran out first for it was logged already, or is now

@@ -70,6 +70,7 @@ Take Worker::accepted(Take t, Accepted &a) {
     }
     metrics.add(M_ACCEPTED);
     accepted_in_poll_++;
+    engine_.overload_fd_moved(+1);
     if (auto hook = linger_hooks().on_accept.load(std::memory_order_relaxed))
         hook(a.fd);
     if (live_count_ >= max_connections_) {

@@ -22,10 +22,14 @@
 #include <string>
 #include <vector>
 
+#include <dirent.h>
+
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
+#include "loop/hooks.h"
 #include "support/net.h"
 
 using namespace testnet;
+using weir::loop_hooks;
 
 namespace {
 
@@ -291,6 +295,94 @@ void bad_watermarks_are_einval(void **) {
     weir_engine_destroy(e);
 }
 
+// This process's open descriptors (the engine's and the test's clients').
+int open_fds() {
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int n = 0;
+    while (dirent *e = readdir(d))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n - 1; // the directory's own
+}
+
+// Connects and serves /fast one client at a time, keeping them open, until
+// an answer closes its connection (keep-alive off: level 1) or `most` are
+// open; returns how many were open then (0: never).
+size_t clients_until_keepalive_off(const Server &s, std::vector<Client> &open, size_t most) {
+    for (size_t i = 0; i < most; i++) {
+        open.push_back(connect_to(s.port));
+        assert_true(send_all(open.back(), get("/fast")));
+        Response r = read_response(open.back());
+        assert_int_equal(r.status, 200);
+        if (r.header("Connection") == "close")
+            return open.size();
+    }
+    return 0;
+}
+
+// The descriptor watermark between samples. /proc/self/fd is counted once
+// here (the sample period set to an hour), so only the engine's own
+// accounting — +1 an accept, -1 a close — can see the clients arrive:
+// level 1 (80 %) is placed about 30 accepted connections above the
+// sample, and up to 60 connect one by one. The rule: keep-alive goes off
+// after about 30, and once they leave the level falls back to 0 (the closes
+// are taken off). The negative arm (the reading is the sample alone, as it
+// was): 60 connect (120 descriptors in this process, clients included) and
+// the level never rises until the next sample, a flood's whole window.
+void fds_reading_follows_accepts(bool rule) {
+    loop_hooks().overload_fd_sample_ms = 3600 * 1000;
+    loop_hooks().overload_skip_fd_drift = !rule;
+    g_held.clear();
+    // The engine's own descriptors (listener, poller, wakes, ring), measured
+    // on a twin, so the watermark can be placed from this process's count.
+    int before = open_fds();
+    int engine_fds;
+    {
+        Server probe;
+        assert_int_equal(probe.start(config(1, WEIR_MODE_INLINE, handler, nullptr)), 0);
+        engine_fds = open_fds() - before;
+    }
+    int base = open_fds() + engine_fds;
+    weir_config c = config(1, WEIR_MODE_INLINE, handler, nullptr);
+    c.overload_fds = static_cast<uint32_t>((base + 30) * 10 / 8); // 80 % at base + 30
+    c.idle_timeout_ms = 30000;
+    Server s;
+    assert_int_equal(s.start(c), 0);
+    {
+        Client warm = connect_to(s.port); // a pass, so the one sample is taken
+        assert_true(send_all(warm, get("/fast")));
+        assert_int_equal(read_response(warm).status, 200);
+    }
+    std::vector<Client> open;
+    size_t at = clients_until_keepalive_off(s, open, 60);
+    print_message("overload fds (%s, %s): mark %u from %d + %d, keep-alive off at %zu clients\n", rule ? "rule" : "arm",
+                  test_backend_name(), c.overload_fds, base - engine_fds, engine_fds, at);
+    if (!rule) {
+        assert_int_equal(at, 0);
+        assert_int_equal(s.metrics().overload_level, 0);
+    } else {
+        assert_true(at >= 20 && at <= 40); // 30 ± the warm-up's and the sample's jitter
+        assert_true(s.metrics().overload_engaged >= 1);
+        open.clear(); // they leave: their closes are taken off the reading
+        int64_t deadline = now_ms() + bound_ms(5000);
+        while (s.metrics().connections_open > 0 && now_ms() < deadline)
+            sleep_ms(2);
+        Client k = connect_to(s.port); // the re-read after its accept finds the level low
+        assert_true(send_all(k, get("/fast")));
+        Response r = read_response(k);
+        assert_int_equal(r.status, 200);
+        assert_string_equal(r.header("Connection").c_str(), "");
+        assert_int_equal(s.metrics().overload_level, 0);
+    }
+    loop_hooks().overload_fd_sample_ms = 0;
+    loop_hooks().overload_skip_fd_drift = false;
+}
+
+void fds_flood_seen_between_samples(void **) { fds_reading_follows_accepts(true); }
+void fds_flood_unseen_by_the_sample_alone(void **) { fds_reading_follows_accepts(false); }
+
 } // namespace
 
 int main() {
@@ -299,6 +391,8 @@ int main() {
         cmocka_unit_test(flood_answered_then_recovers),
         cmocka_unit_test(without_the_manager_requests_queue),
         cmocka_unit_test(bad_watermarks_are_einval),
+        cmocka_unit_test(fds_flood_seen_between_samples),
+        cmocka_unit_test(fds_flood_unseen_by_the_sample_alone),
     };
     return cmocka_run_group_tests(tests, nullptr, nullptr);
 }
