@@ -27,6 +27,7 @@ typedef struct demo_opts {
     weir_config cfg;
     int backend_auto; /* --backend auto: io_uring, else epoll */
     int adaptive;     /* --adaptive: a standby engine on the other backend, SIGWINCH switches */
+    int conn_events;  /* --conn-events: each connection's open and close on stdout */
     int controller;   /* --adaptive-controller: switch by the load (weir_adaptive_*) */
     int controller_tuned;            /* --controller or --controller-interval-ms was given */
     weir_adaptive_config controller_cfg; /* --controller and --controller-interval-ms, over weir's defaults */
@@ -100,6 +101,9 @@ static const char demo_usage[] =
     "                           connections its fd store kept; --addr when none (docs/upgrade-systemd.md)\n"
     "  --fdstore                SIGTERM stores the listeners and connections in systemd's fd store\n"
     "                           ($NOTIFY_SOCKET) before the exit; --handover-deadline-ms bounds it\n"
+    "  --conn-events            print each connection's open and close on stdout, one line each:\n"
+    "                           conn open id=N worker=W peer=ADDR / conn close id=N worker=W\n"
+    "                           reason=NAME peer=ADDR (NAME as the metrics' closes.NAME)\n"
     "  --proxy-protocol         every connection begins with a PROXY header (v1 or v2, as HAProxy's\n"
     "                           send-proxy / send-proxy-v2 send): its source is the peer --app echo shows\n"
     "  --proxy-trusted CIDRS    sources allowed to send one, e.g. 10.0.0.0/8,::1 (default any)\n"
@@ -267,6 +271,10 @@ static int demo_parse_args(demo_opts *o, int argc, char **argv) {
         }
         if (!strcmp(f, "--proxy-protocol")) {
             o->cfg.proxy_protocol = WEIR_PROXY_ON;
+            continue;
+        }
+        if (!strcmp(f, "--conn-events")) {
+            o->conn_events = 1;
             continue;
         }
         if (!strcmp(f, "--adaptive-controller")) {

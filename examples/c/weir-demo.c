@@ -33,6 +33,7 @@
 
 #include "demo_adaptive.h"
 #include "demo_args.h"
+#include "demo_conn_events.h"
 #include "demo_json.h"
 #include "demo_metrics.h"
 #include "demo_files.h"
@@ -441,6 +442,8 @@ int main(int argc, char **argv) {
         return rc > 0 ? 0 : 2;
     d.o.cfg.on_request = on_request;
     d.o.cfg.user = &d;
+    if (d.o.conn_events)
+        d.o.cfg.on_conn = demo_conn_event;
     g_demo = &d;
     g_body_max = d.o.body_max;
     g_upload_max = d.o.upload_max;
