@@ -12,6 +12,14 @@
 //     GOAWAY; counted WEIR_CLOSE_HANDLER_TIMEOUT once.
 //   test_h2_http1_only_refuses_preface: protocols = WEIR_PROTO_HTTP1, the
 //     negative arm of detection: the same client gets no HTTP/2 answer.
+//   test_h2_{transplant,switch,handover}_drains_by_goaway: every way a
+//     connection moves (transplant, the adaptive switch, a hot upgrade's
+//     hand-over) drains HTTP/2 by GOAWAY: the held stream is still answered
+//     where it began, then the connection closes (WEIR_CLOSE_GOAWAY) and
+//     a new client is served by the engine that took over.
+#include <unistd.h>
+
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -180,6 +188,78 @@ void test_h2_shutdown_goaway(void **) {
     assert_int_equal(s.metrics().closes[WEIR_CLOSE_SHUTDOWN], 1);
 }
 
+// One HTTP/2 client with a stream held on `from`, moved by `move`: GOAWAY
+// NO_ERROR at once, the held stream answered after it, then EOF; the close
+// counted as WEIR_CLOSE_GOAWAY on `from`; `to_port` serves a new client.
+template <class Move, class Settle>
+void drains_by_goaway(Server &from, uint16_t to_port, Move move, Settle settle) {
+    h2wire::Client c(from.port);
+    int32_t id = c.get("/held");
+    assert_true(c.run([] { return held() == 1; }));
+    move();
+    assert_true(c.run([&] { return c.goaway; }));
+    assert_int_equal(c.goaway_code, 0);
+    assert_int_equal(weir_respond(g_held[0], 200, nullptr, 0, "kept", 4, 0), 0);
+    assert_true(c.run([&] { return c.got[id].closed && c.eof; }));
+    assert_int_equal(c.got[id].status, 200);
+    assert_string_equal(c.got[id].body.c_str(), "kept");
+    assert_int_equal(from.wait_closes(WEIR_CLOSE_GOAWAY, 1), 1);
+    settle();
+    h2wire::Client d(to_port);
+    int32_t id2 = d.get("/new");
+    assert_true(d.run([&] { return d.got[id2].closed; }));
+    assert_int_equal(d.got[id2].status, 200);
+    assert_true(d.got[id2].body.rfind("1 0 GET /new", 0) == 0); // answered by the engine that took over
+}
+
+// The adaptive switch (weir_engine_switch): B, paused on A's port, takes
+// over; A's HTTP/2 connection drains.
+void test_h2_switch_drains_by_goaway(void **) {
+    g_held.clear();
+    Server a, b;
+    if (a.start(config(1, WEIR_MODE_INLINE, hold, nullptr)) == WEIR_E_UNAVAILABLE)
+        skip();
+    weir_config cb = config(1, WEIR_MODE_INLINE, answer_view, nullptr);
+    cb.port = a.port;
+    assert_int_equal(b.start(cb), 0);
+    assert_int_equal(weir_engine_pause(b.e), 0); // the standby
+    drains_by_goaway(a, a.port, [&] { assert_int_equal(weir_engine_switch(a.e, b.e), 0); }, [] {});
+    assert_int_equal(weir_engine_pause(a.e), 0);
+}
+
+struct HandoverFree {
+    void operator()(weir_handover *h) const { weir_handover_free(h); }
+};
+
+// A hot upgrade's hand-over (weir_handover_offer / take_over, here two
+// engines of one process): the HTTP/2 connection is not handed over as an
+// image; it drains on A, and the hand-over completes once it has closed.
+void test_h2_handover_drains_by_goaway(void **) {
+    g_held.clear();
+    Server a, b;
+    if (a.start(config(1, WEIR_MODE_INLINE, hold, nullptr)) == WEIR_E_UNAVAILABLE)
+        skip();
+    std::string path = "/tmp/weir-test-h2-handover-" + std::to_string(::getpid()) + ".sock";
+    std::unique_ptr<weir_handover, HandoverFree> ha, hb;
+    drains_by_goaway(a, a.port, [&] {
+        weir_handover_options o{};
+        o.size = sizeof o;
+        o.wait_ms = 5000;
+        weir_handover *h = nullptr;
+        assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &h), 0);
+        ha.reset(h);
+        assert_int_equal(create(config(1, WEIR_MODE_INLINE, answer_view, nullptr), &b.e), 0);
+        h = nullptr;
+        assert_int_equal(weir_handover_take_over(b.e, path.c_str(), &o, &h), 0);
+        hb.reset(h);
+        assert_int_equal(engine_port(b.e, &b.port), 0);
+        assert_int_equal(weir_engine_start(b.e), 0);
+    }, [&] { // the successor accepts once both sides are done
+        assert_int_equal(weir_handover_wait(ha.get(), 5000000000LL), 0);
+        assert_int_equal(weir_handover_wait(hb.get(), 5000000000LL), 0);
+    });
+}
+
 } // namespace
 
 int main(void) {
@@ -190,6 +270,8 @@ int main(void) {
         cmocka_unit_test(test_h2_http1_only_refuses_preface),
         cmocka_unit_test(test_h2_transplant_drains_by_goaway),
         cmocka_unit_test(test_h2_shutdown_goaway),
+        cmocka_unit_test(test_h2_switch_drains_by_goaway),
+        cmocka_unit_test(test_h2_handover_drains_by_goaway),
     };
     return cmocka_run_group_tests_name("h2", tests, nullptr, nullptr);
 }
