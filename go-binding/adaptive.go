@@ -101,9 +101,10 @@ type Adaptive struct {
 	first  *Engine // on cfg.Backend, active at the start
 	second *Engine // the standby at the start; nil before Listen
 
-	mu     sync.Mutex // guards ca, active
+	mu     sync.Mutex // guards ca, active, paused
 	ca     *C.weir_adaptive
 	active *Engine
+	paused bool // accepting paused: no switch until ResumeAccept (adaptive_pause.go)
 	quit   chan struct{}
 	ran    chan struct{}
 	once   sync.Once
@@ -263,6 +264,13 @@ func (a *Adaptive) op(tick bool) error {
 		a.mu.Unlock()
 		return ErrShutdown
 	}
+	if a.paused && pairPauseHolds.Load() { // the operator's pause holds every switch
+		a.mu.Unlock()
+		if tick {
+			return nil
+		}
+		return ErrPairPaused
+	}
 	var to *Engine
 	err := withBoth(a.first, a.second, func(_, _ *C.weir_engine) error {
 		var rc C.int
@@ -294,9 +302,10 @@ func (a *Adaptive) op(tick bool) error {
 }
 
 // Switch moves every connection to the standby now, whatever the controller
-// says (an operator's SIGWINCH): never held back; the controller counts it
-// toward its cooldown and flapping. ErrShutdown before Listen or after
-// Shutdown; weir_engine_switch's error otherwise (nothing swapped).
+// says (an operator's SIGWINCH); the controller counts it toward its
+// cooldown and flapping. ErrShutdown before Listen or after Shutdown,
+// ErrPairPaused while accepting is paused (PauseAccept), weir_engine_switch's
+// error otherwise (nothing swapped).
 func (a *Adaptive) Switch() error { return a.op(false) }
 
 // Active is the engine serving now; Standby the paused one (nil before

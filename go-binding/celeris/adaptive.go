@@ -16,11 +16,6 @@ import (
 // Adaptive falls back to epoll): still served, logged as such (logPair), and
 // Type stays Adaptive, since the controller still runs and switches.
 
-// errPairPause answers the accept pause on the pair: a switch resumes the
-// engine it moves to, so a pause the operator asked for would not hold.
-var errPairPause = refuse("PauseAccept/ResumeAccept on Engine: Adaptive: weir's adaptive switch pauses and " +
-	"resumes the pair's engines itself; use Engine: celeris.Epoll or celeris.IOUring to pause accepting")
-
 // Adaptive is weir's adaptive pair under this engine, nil unless it was made
 // for celeris's Engine: Adaptive. Its Switch moves every connection to the
 // standby now; its Metrics give the controller's state.

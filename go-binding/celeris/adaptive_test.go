@@ -168,18 +168,51 @@ func pipeline(addr string, id, depth int, reconnect bool, stop *atomic.Bool, sen
 	return nil
 }
 
-// The pair's accept pause is refused (a switch would undo it); celeris's
-// Engine: Adaptive with a Listener is refused (each engine binds the
-// address). Control arm: the same configuration without the Listener is the
-// pair. WorkloadHint picks the pair's start engine.
-func TestAdaptiveRefusals(t *testing.T) {
-	_, eng := onPair(t, celeris.Config{})
-	for name, f := range map[string]func() error{"PauseAccept": eng.PauseAccept, "ResumeAccept": eng.ResumeAccept,
-		"BeginPauseAccept": eng.BeginPauseAccept} {
-		if err := f(); !errors.Is(err, ErrNotServed) {
-			t.Errorf("%s on the pair: %v, want ErrNotServed", name, err)
-		}
+// celeris's AcceptController on the pair: PauseAccept pauses the active
+// engine and holds the switches (a new client is refused, Switch answers
+// weir.ErrPairPaused), ResumeAccept serves new clients again.
+func TestAdaptivePauseAccept(t *testing.T) {
+	addr, eng := onPair(t, celeris.Config{})
+	if err := eng.PauseAccept(); err != nil {
+		t.Fatalf("PauseAccept on the pair: %v", err)
 	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatal("paused: a new connection was accepted")
+	}
+	if err := eng.Adaptive().Switch(); !errors.Is(err, weir.ErrPairPaused) {
+		t.Fatalf("Switch while paused: %v, want weir.ErrPairPaused", err)
+	}
+	if err := eng.ResumeAccept(); err != nil {
+		t.Fatalf("ResumeAccept on the pair: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/n/1")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("after ResumeAccept: status %d", resp.StatusCode)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after ResumeAccept: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := eng.BeginPauseAccept(); err != nil {
+		t.Fatalf("BeginPauseAccept on the pair: %v", err)
+	}
+	if err := eng.ResumeAccept(); err != nil {
+		t.Fatalf("ResumeAccept after BeginPauseAccept: %v", err)
+	}
+}
+
+// celeris's Engine: Adaptive with a Listener is refused (each engine binds
+// the address). Control arm: the same configuration without the Listener is
+// the pair. WorkloadHint picks the pair's start engine.
+func TestAdaptiveRefusals(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

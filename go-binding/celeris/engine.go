@@ -159,26 +159,26 @@ func EngineTypeOf(b weir.Backend) engine.EngineType {
 // PauseAccept, ResumeAccept and BeginPauseAccept are weir's accept pause;
 // PauseAccept lingers (Config.Linger) before the listeners close, so clients
 // that connected and have not spoken yet are not reset (docs/pause.md). On
-// the adaptive pair they return ErrNotServed: the pair's switch is itself a
-// pause of one engine and a resume of the other, so an operator's pause
-// would be undone by the next switch (adaptive.go).
+// the adaptive pair they pause the active engine and hold the pair's
+// switches until ResumeAccept (weir.Adaptive.PauseAccept), since a switch
+// would resume the engine it moves to.
 func (e *Engine) PauseAccept() error {
 	if e.a != nil {
-		return errPairPause
+		return e.a.PauseAccept()
 	}
 	return e.w.PauseAccept()
 }
 
 func (e *Engine) ResumeAccept() error {
 	if e.a != nil {
-		return errPairPause
+		return e.a.ResumeAccept()
 	}
 	return e.w.ResumeAccept()
 }
 
 func (e *Engine) BeginPauseAccept() error {
 	if e.a != nil {
-		return errPairPause
+		return e.a.BeginPauseAccept()
 	}
 	return e.w.BeginPauseAccept()
 }
