@@ -57,6 +57,12 @@ size_t held() {
     return g_held.size();
 }
 
+// A copy of the held handles, taken under the lock the handler pushes them under.
+std::vector<weir_exchange *> held_list() {
+    std::lock_guard<std::mutex> g(g_mu);
+    return g_held;
+}
+
 void test_h2_request_view(void **) {
     Server s;
     weir_config cfg = config(1, WEIR_MODE_INLINE, answer_view, nullptr);
@@ -83,7 +89,8 @@ void test_h2_reset_stream_is_gone(void **) {
     h2wire::Client c(s.port);
     int32_t a = c.get("/a"), b = c.get("/b");
     assert_true(c.run([] { return held() == 2; }));
-    weir_exchange *xa = g_held[0], *xb = g_held[1];
+    std::vector<weir_exchange *> h = held_list();
+    weir_exchange *xa = h[0], *xb = h[1];
     assert_int_equal(weir_exchange_gone(xa), 0);
     c.reset(a);
     assert_true(c.run([&] { return weir_exchange_gone(xa) != 0; }, 2000));
@@ -119,7 +126,7 @@ void test_h2_handler_timeout_each_stream(void **) {
         assert_int_equal(c.got[id].status, 503);
     assert_true(c.run([&] { return c.goaway; }));
     assert_int_equal(s.wait_closes(WEIR_CLOSE_HANDLER_TIMEOUT, 1), 1);
-    for (weir_exchange *x : g_held) // the engine answered them: the handles are spent
+    for (weir_exchange *x : held_list()) // the engine answered them: the handles are spent
         assert_true(weir_respond(x, 200, nullptr, 0, nullptr, 0, 0) < 0);
 }
 
@@ -155,7 +162,7 @@ void test_h2_transplant_drains_by_goaway(void **) {
     assert_int_equal(weir_engine_transplant(a.e, b.e, 0), 0);
     assert_true(c.run([&] { return c.goaway; }));
     assert_int_equal(c.goaway_code, 0); // NO_ERROR: a graceful drain
-    assert_int_equal(weir_respond(g_held[0], 200, nullptr, 0, "kept", 4, 0), 0);
+    assert_int_equal(weir_respond(held_list()[0], 200, nullptr, 0, "kept", 4, 0), 0);
     assert_true(c.run([&] { return c.got[id].closed && c.eof; }));
     assert_int_equal(c.got[id].status, 200);
     assert_string_equal(c.got[id].body.c_str(), "kept");
@@ -180,7 +187,7 @@ void test_h2_shutdown_goaway(void **) {
     std::thread stop([&] { weir_engine_shutdown(s.e, 5000000000LL); });
     assert_true(c.run([&] { return c.goaway; }));
     assert_int_equal(c.goaway_code, 0);
-    assert_int_equal(weir_respond(g_held[0], 200, nullptr, 0, "bye", 3, 0), 0);
+    assert_int_equal(weir_respond(held_list()[0], 200, nullptr, 0, "bye", 3, 0), 0);
     assert_true(c.run([&] { return c.got[id].closed && c.eof; }));
     stop.join();
     assert_int_equal(c.got[id].status, 200);
@@ -199,7 +206,7 @@ void drains_by_goaway(Server &from, uint16_t to_port, Move move, Settle settle) 
     move();
     assert_true(c.run([&] { return c.goaway; }));
     assert_int_equal(c.goaway_code, 0);
-    assert_int_equal(weir_respond(g_held[0], 200, nullptr, 0, "kept", 4, 0), 0);
+    assert_int_equal(weir_respond(held_list()[0], 200, nullptr, 0, "kept", 4, 0), 0);
     assert_true(c.run([&] { return c.got[id].closed && c.eof; }));
     assert_int_equal(c.got[id].status, 200);
     assert_string_equal(c.got[id].body.c_str(), "kept");
