@@ -60,6 +60,10 @@ type Config struct {
 	// KeepGOMAXPROCS leaves GOMAXPROCS as it is even when it is not above
 	// Workers (docs/go.md, "Where a Go request's time goes": what that costs).
 	KeepGOMAXPROCS bool
+	// NoSchedPass stops an inline worker's pass through the Go scheduler
+	// every 4 ms between its cycles (sched_yield.go: without it sysmon
+	// retakes the worker's P every 10 ms and keeps its 20 µs tick).
+	NoSchedPass bool
 
 	// AcceptBatch: accepts per door per loop pass (default 16); < 0 drains the
 	// whole backlog (the old behaviour, native 0).
