@@ -22,6 +22,9 @@ import (
 // stay the worker's. It costs about what one retake does, so it is made no
 // more often than needed: every 8 ms (a pass every 4 ms measured worse than
 // none; unlocked, the goroutine migrated between threads on every pass).
+// While the P is away the worker waits for those wakes; on a loaded machine
+// that doubled the tail latency, so the pass is Config.SchedPass's, off by
+// default.
 const schedPassEvery = 8 * time.Millisecond
 
 // schedPassDue is checked between cycles, never inside a batch.

@@ -9,11 +9,11 @@ import (
 // schedPassEvery (sched_yield.go), and no more often: the rule's arm counts
 // at least a few passes over ~150 ms of back-to-back requests and at most
 // one per 8 ms window (a pass every cycle, or every 4 ms, measured worse than
-// none). NoSchedPass is the opt-out arm: none. Async workers never pass
-// (they are not locked, and yield on their own). What the pass saves is
+// none). Without Config.SchedPass (the default) none. Async workers never
+// pass (they are not locked, and yield on their own). What the pass saves is
 // sysmon's CPU (docs/go.md, 2026-12-06), a timing on a shared machine, so
 // no assertion here; mutants: schedPassDue always false fails the first
-// arm, always true fails its upper bound, the NoSchedPass check dropped
+// arm, always true fails its upper bound, the SchedPass check dropped
 // fails the second.
 func TestInlineSchedPass(t *testing.T) {
 	for _, tc := range []struct {
@@ -21,9 +21,9 @@ func TestInlineSchedPass(t *testing.T) {
 		cfg   Config
 		wantN bool
 	}{
-		{"inline passes (the rule)", Config{Workers: 1, Handler: hello}, true},
-		{"NoSchedPass: none (opt-out)", Config{Workers: 1, Handler: hello, NoSchedPass: true}, false},
-		{"async: none", Config{Workers: 1, Handler: hello, Async: true}, false},
+		{"SchedPass: inline passes (the rule)", Config{Workers: 1, Handler: hello, SchedPass: true}, true},
+		{"default: none", Config{Workers: 1, Handler: hello}, false},
+		{"SchedPass, async: none", Config{Workers: 1, Handler: hello, Async: true, SchedPass: true}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, addr := start(t, tc.cfg)

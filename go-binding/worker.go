@@ -221,7 +221,7 @@ func (wk *worker) run() error {
 		if spin {
 			yields++
 			runtime.Gosched()
-		} else if mark != 0 && n > 0 && !e.cfg.NoSchedPass && wk.schedPassDue() {
+		} else if mark != 0 && n > 0 && e.cfg.SchedPass && wk.schedPassDue() {
 			// an idle worker's P is retaken in its long poll anyway: no pass for it
 			wk.schedPass()
 		}

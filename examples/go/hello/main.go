@@ -51,7 +51,7 @@ func main() {
 	inline := flag.Bool("inline", false, "nethttp: run handlers on the worker goroutine (handlers that never block)")
 	backend := flag.String("backend", "epoll", "epoll or io_uring")
 	keepProcs := flag.Bool("keep-gomaxprocs", false, "leave GOMAXPROCS even when it is not above the workers (weir.Config.KeepGOMAXPROCS)")
-	noPass := flag.Bool("no-sched-pass", false, "inline workers never pass through the Go scheduler (weir.Config.NoSchedPass)")
+	schedPass := flag.Bool("sched-pass", false, "busy inline workers pass through the Go scheduler every 8 ms (weir.Config.SchedPass)")
 	stats := flag.Bool("stats", false, "print requests and cgo crossings per request on exit (to stderr)")
 	var op ops
 	op.f.register()
@@ -62,7 +62,7 @@ func main() {
 		Workers:        *workers,
 		Async:          *async,
 		KeepGOMAXPROCS: *keepProcs,
-		NoSchedPass:    *noPass,
+		SchedPass:      *schedPass,
 		OnListen: func(a net.Addr) {
 			op.onListen()
 			op.printf("listening on %s\n", a)
