@@ -60,6 +60,13 @@ type Config struct {
 	// KeepGOMAXPROCS leaves GOMAXPROCS as it is even when it is not above
 	// Workers (docs/go.md, "Where a Go request's time goes": what that costs).
 	KeepGOMAXPROCS bool
+	// SchedPass makes a busy inline worker pass through the Go scheduler
+	// every 8 ms between its cycles (sched_yield.go): sysmon then stops
+	// retaking its P every 10 ms and keeps its 10 ms sleep, 12-15 % less
+	// CPU a request on io_uring, but each pass waits for two thread wakes,
+	// which on a loaded machine doubled the p90/p99 latency (docs/go.md,
+	// 2026-12-06). Off by default until a quiet machine measures both.
+	SchedPass bool
 
 	// AcceptBatch: accepts per door per loop pass (default 16); < 0 drains the
 	// whole backlog (the old behaviour, native 0).

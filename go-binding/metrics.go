@@ -102,6 +102,7 @@ type Metrics struct {
 
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
+	SchedPasses    uint64 // inline drivers' passes through the Go scheduler (sched_yield.go)
 	DirectResponds uint64 // weir_respond crossings of their own (large bodies; async ones once their worker stopped)
 	Posted         uint64 // async answers carried by a worker's cycle (mailbox)
 	Wakes          uint64 // weir_worker_wake crossings (the first posted answer after each cycle; each posted body read)
@@ -255,6 +256,7 @@ func (e *Engine) Metrics() Metrics {
 	e.mu.Unlock()
 	for _, wk := range workers {
 		m.Polls += wk.polls.Load()
+		m.SchedPasses += wk.passes.Load()
 		m.Exchanges += wk.taken.Load()
 		m.Posted += wk.mb.posted.Load()
 		m.Wakes += wk.mb.wakes.Load() + wk.bq.wakes.Load()

@@ -8,6 +8,7 @@ import "C"
 import (
 	"runtime"
 	"sync/atomic"
+	"time"
 	"unsafe"
 )
 
@@ -39,7 +40,10 @@ type worker struct {
 	// Goexit) carries on at next.
 	n, next int
 
+	lastPass time.Time // the inline driver's last pass through the scheduler (sched_yield.go)
+
 	polls   atomic.Uint64
+	passes  atomic.Uint64
 	taken   atomic.Uint64
 	running atomic.Int32 // async handlers of this worker not yet returned
 }
@@ -217,6 +221,9 @@ func (wk *worker) run() error {
 		if spin {
 			yields++
 			runtime.Gosched()
+		} else if mark != 0 && n > 0 && e.cfg.SchedPass && wk.schedPassDue() {
+			// an idle worker's P is retaken in its long poll anyway: no pass for it
+			wk.schedPass()
 		}
 	}
 }

@@ -51,6 +51,7 @@ func main() {
 	inline := flag.Bool("inline", false, "nethttp: run handlers on the worker goroutine (handlers that never block)")
 	backend := flag.String("backend", "epoll", "epoll or io_uring")
 	keepProcs := flag.Bool("keep-gomaxprocs", false, "leave GOMAXPROCS even when it is not above the workers (weir.Config.KeepGOMAXPROCS)")
+	schedPass := flag.Bool("sched-pass", false, "busy inline workers pass through the Go scheduler every 8 ms (weir.Config.SchedPass)")
 	stats := flag.Bool("stats", false, "print requests and cgo crossings per request on exit (to stderr)")
 	var op ops
 	op.f.register()
@@ -61,6 +62,7 @@ func main() {
 		Workers:        *workers,
 		Async:          *async,
 		KeepGOMAXPROCS: *keepProcs,
+		SchedPass:      *schedPass,
 		OnListen: func(a net.Addr) {
 			op.onListen()
 			op.printf("listening on %s\n", a)
@@ -133,8 +135,8 @@ func main() {
 	}
 	if *stats {
 		m := e.Metrics()
-		fmt.Fprintf(os.Stderr, "requests %d polls %d wakes %d direct-responds %d cgo-calls/request %.3f panics %d gone %d\n",
-			m.Exchanges, m.Polls, m.Wakes, m.DirectResponds, m.CgoCallsPerRequest(), m.Panics, m.Gone)
+		fmt.Fprintf(os.Stderr, "requests %d polls %d wakes %d direct-responds %d cgo-calls/request %.3f panics %d gone %d sched-passes %d\n",
+			m.Exchanges, m.Polls, m.Wakes, m.DirectResponds, m.CgoCallsPerRequest(), m.Panics, m.Gone, m.SchedPasses)
 		fmt.Fprintln(os.Stderr, runtimeStats(m.Exchanges))
 	}
 }
