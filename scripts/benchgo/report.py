@@ -21,6 +21,8 @@ PAIRS = [
     ("weir-native-uring", "uring-floor"),
     ("weir-native-w2", "weir-native"), ("weir-native-uring-w2", "weir-native-uring"),
     ("weir-native-w2", "fasthttp"), ("weir-native-uring-w2", "celeris-iouring"),
+    ("weir-native-uring-sp", "weir-native-uring"), ("weir-native-uring-sp", "celeris-iouring"),
+    ("weir-native-uring-w2-sp", "weir-native-uring-w2"), ("weir-native-uring-w2-sp", "celeris-iouring"),
 ]
 
 # (text, scenario, pair, what, limit): what "rps" wants a's throughput at

@@ -38,6 +38,13 @@ KINDS = {
     "weir-native-uring": ("weir, native API, io_uring", _weir("native", "io_uring"), CPUS),
     "weir-native-w2": ("weir, native API, epoll, 2 workers", _weir("native", "epoll", workers=2), CPUS),
     "weir-native-uring-w2": ("weir, native API, io_uring, 2 workers", _weir("native", "io_uring", workers=2), CPUS),
+    # Config.SchedPass (go-binding/sched_yield.go, opt-in): the inline worker
+    # passes through the Go scheduler every 8 ms, so sysmon stops retaking
+    # its P (docs/go.md, "Where a Go request's time goes").
+    "weir-native-uring-sp": ("weir, native API, io_uring, --sched-pass",
+                             _weir("native", "io_uring", "--sched-pass"), CPUS),
+    "weir-native-uring-w2-sp": ("weir, native API, io_uring, 2 workers, --sched-pass",
+                                _weir("native", "io_uring", "--sched-pass", workers=2), CPUS),
     "weir-native-uring-1p": ("weir, native API, io_uring, GOMAXPROCS=1",
                              _weir("native", "io_uring", "--keep-gomaxprocs"), 1),
     "weir-nethttp": ("weir, net/http adapter (async), epoll", _weir("nethttp", "epoll"), CPUS),
