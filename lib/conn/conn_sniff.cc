@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "conn/conn_state.h"
+#include "util/h2c_settings.h"
 
 namespace weir {
 
@@ -30,9 +31,11 @@ bool ieq(weir_str_t s, const char *lit) {
     size_t n = std::strlen(lit);
     return s.len == n && strncasecmp(s.ptr, lit, n) == 0;
 }
-// Whether the comma-separated list v holds the token t (any case).
-bool has_token(weir_str_t v, const char *t) {
+// Whether the comma-separated list v holds the token t (any case); *others
+// counts its other tokens.
+bool has_token(weir_str_t v, const char *t, int *others = nullptr) {
     size_t n = std::strlen(t), i = 0;
+    bool found = false;
     while (i < v.len) {
         while (i < v.len && (v.ptr[i] == ' ' || v.ptr[i] == '\t' || v.ptr[i] == ','))
             i++;
@@ -40,31 +43,42 @@ bool has_token(weir_str_t v, const char *t) {
         while (j < v.len && v.ptr[j] != ',' && v.ptr[j] != ' ' && v.ptr[j] != '\t')
             j++;
         if (j - i == n && strncasecmp(v.ptr + i, t, n) == 0)
-            return true;
+            found = true;
+        else if (j > i && others)
+            (*others)++;
         i = j;
     }
-    return false;
+    return found;
 }
 } // namespace
 
-// Upgrade: h2c, exactly one HTTP2-Settings, Connection naming both, and no
-// body (a body would have to be read as HTTP/1 before the switch: such a
-// request is served as HTTP/1.1, which RFC 7540 §3.2 allows).
+// Upgrade naming h2c and nothing else, exactly one HTTP2-Settings whose value
+// decodes, Connection naming HTTP2-Settings, and no body; anything else is
+// served as HTTP/1.1, which RFC 7540 §3.2 allows:
+// - a body would have to be read as HTTP/1 before the switch;
+// - an Upgrade listing other protocols too (websocket, h2c) is the host's to
+//   choose among (weir_upgrade): weir taking h2c would decide for it, and a
+//   front that checked the request for one protocol would see another spoken;
+// - HTTP2-Settings that is not base64url of whole SETTINGS entries: answered
+//   101 first, it could only end in GOAWAY, while as HTTP/1.1 the request is
+//   still served.
 bool Conn::h2c_upgrade_asked(const weir_http1_request &h) const {
     if (!(h.flags & WEIR_REQ_UPGRADE) || h.body_kind != WEIR_BODY_NONE || h.version_minor != 1)
         return false;
     const weir_header_t *f = st_->arena + st_->arena_pos;
-    bool h2c = false, conn_settings = false;
-    int settings = 0;
+    bool h2c = false, conn_settings = false, settings_ok = false;
+    int settings = 0, others = 0;
     for (uint32_t i = 0; i < h.num_headers; i++) {
-        if (ieq(f[i].name, "upgrade"))
-            h2c = h2c || has_token(f[i].value, "h2c");
-        else if (ieq(f[i].name, "http2-settings"))
+        if (ieq(f[i].name, "upgrade")) {
+            h2c = has_token(f[i].value, "h2c", &others) || h2c;
+        } else if (ieq(f[i].name, "http2-settings")) {
             settings++;
-        else if (ieq(f[i].name, "connection"))
+            settings_ok = h2c_settings_decode(f[i].value, nullptr);
+        } else if (ieq(f[i].name, "connection")) {
             conn_settings = conn_settings || has_token(f[i].value, "http2-settings");
+        }
     }
-    return h2c && settings == 1 && conn_settings;
+    return h2c && others == 0 && settings == 1 && settings_ok && conn_settings;
 }
 
 bool Conn::sniff_step() {

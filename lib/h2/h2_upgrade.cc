@@ -15,6 +15,7 @@
 #include "h2/h2_internal.h"
 #include "h2/h2_session.h"
 #include "h2/h2_stream.h"
+#include "util/h2c_settings.h"
 #include "http1/parser.h"
 
 namespace weir {
@@ -24,34 +25,6 @@ namespace {
 bool ieq(weir_str_t s, const char *lit) {
     size_t n = std::strlen(lit);
     return s.len == n && strncasecmp(s.ptr, lit, n) == 0;
-}
-
-// base64url without padding (RFC 7540 §3.2.1: token68 of base64url); a
-// padded value is taken too. false on any other character.
-bool b64url(weir_str_t in, std::string &out) {
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < in.len; i++) {
-        char c = in.ptr[i];
-        int v = c >= 'A' && c <= 'Z'   ? c - 'A'
-                : c >= 'a' && c <= 'z' ? c - 'a' + 26
-                : c >= '0' && c <= '9' ? c - '0' + 52
-                : c == '-' || c == '+' ? 62
-                : c == '_' || c == '/' ? 63
-                : c == '='             ? -2
-                                       : -1;
-        if (v == -2)
-            break;
-        if (v < 0)
-            return false;
-        acc = (acc << 6) | static_cast<uint32_t>(v);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out.push_back(static_cast<char>((acc >> bits) & 0xff));
-        }
-    }
-    return true;
 }
 
 // Fields that belong to the HTTP/1.1 hop, not to the request (RFC 9113 §8.2.2).
@@ -74,10 +47,12 @@ bool H2Session::upgrade_h1(const char *head, size_t len) {
         int rc = http1::parse_request(head, len, cs_.limits, &h, hv.data(), hv.size());
         if (rc != static_cast<int>(len))
             return false; // the Conn parsed the same bytes: not reached
+        // The Conn chose the upgrade only for a value that decodes whole
+        // (conn_sniff.cc); what nghttp2 refuses of its settings is left.
         std::string settings;
         for (uint32_t i = 0; i < h.num_headers; i++)
-            if (ieq(hv[i].name, "http2-settings") && !b64url(hv[i].value, settings))
-                settings.clear(), settings.push_back('!'); // not base64url: refused below
+            if (ieq(hv[i].name, "http2-settings") && !h2c_settings_decode(hv[i].value, &settings))
+                settings.clear(), settings.push_back('!'); // not reached: refused below
         if (!out_.append(k101, sizeof k101 - 1)) {
             abort(WEIR_CLOSE_RESOURCE);
             return false;

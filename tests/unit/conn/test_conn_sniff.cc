@@ -138,9 +138,38 @@ void test_upgrade_h2c_first_request(void **) {
     assert_memory_equal(img.unread, kUp.data(), kUp.size());
 }
 
+// kUp with its Upgrade or HTTP2-Settings value replaced.
+std::string up_with(const char *upgrade, const char *settings) {
+    return std::string("GET /u HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: ") + upgrade +
+           "\r\nHTTP2-Settings: " + settings + "\r\n\r\n";
+}
+
+// Still taken: the token in any case, padded base64, no settings at all (an
+// empty payload: every setting at its default), the same six-byte entry
+// base64 or base64url; the positive arm of the refused cases below.
+void test_upgrade_h2c_taken_variants(void **) {
+    const std::string ups[] = {up_with("H2C", "AAMAAABk"), up_with("h2c", "AAMAAABkAAQAAP__"),
+                               up_with("h2c", "AAQAAP//"), up_with("h2c", "AAMAAABk=="), up_with("h2c", "")};
+    for (const std::string &u : ups) {
+        ConnSettings s = settings();
+        ConnPool pool(s);
+        Conn c(s, pool, 1);
+        c.sniff_h2(false);
+        feed(c, u);
+        assert_true(c.wants_h2());
+        assert_int_equal(c.h2_upgrade(), u.size());
+    }
+}
+
 // Served as HTTP/1.1 instead: a body (it would have to be read first), a
 // second request, h2c only (no upgrade from a protocol it does not speak),
-// HTTP/1 only (the negative arm: nothing sniffs), no HTTP2-Settings.
+// HTTP/1 only (the negative arm: nothing sniffs), no HTTP2-Settings; an
+// Upgrade that lists another protocol beside h2c (the host's to choose:
+// celeris's TestH2CUpgradeAmbiguousUpgrade; without the `others == 0` of
+// h2c_upgrade_asked this case is taken as h2c and fails), and HTTP2-Settings
+// that is not base64url, or not whole SETTINGS entries (celeris's
+// TestH2CUpgradeInvalidSettings; without `settings_ok` these were answered
+// 101 and GOAWAY, and fail here).
 void test_upgrade_h2c_refused_cases(void **) {
     std::string with_body = "POST /u HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
                             "Upgrade: h2c\r\nHTTP2-Settings: AAMAAABk\r\nContent-Length: 2\r\n\r\nhi";
@@ -150,7 +179,15 @@ void test_upgrade_h2c_refused_cases(void **) {
         std::string bytes;
         int sniff; // -1 off, 0 auto
         int requests;
-    } cases[] = {{with_body, 0, 1}, {no_settings, 0, 1}, {second, 0, 2}, {kUp, -1, 1}};
+    } cases[] = {{with_body, 0, 1},
+                 {no_settings, 0, 1},
+                 {second, 0, 2},
+                 {kUp, -1, 1},
+                 {up_with("websocket, h2c", "AAMAAABk"), 0, 1},
+                 {up_with("h2c, foo/2", "AAMAAABk"), 0, 1},
+                 {up_with("h2c", "!!!notbase64!!!"), 0, 1},
+                 {up_with("h2c", "AAMAAABkAA"), 0, 1}, // 7 bytes: not whole entries
+                 {up_with("h2c", "AAMAAABkA"), 0, 1}}; // 4k+1 characters: 6 bytes and a stray sextet
     for (const Case &k : cases) {
         ConnSettings s = settings();
         ConnPool pool(s);
@@ -177,6 +214,7 @@ int main(void) {
         cmocka_unit_test(test_sniff_http1_shares_prefix),  cmocka_unit_test(test_sniff_h2_only_takes_anything),
         cmocka_unit_test(test_sniff_after_proxy_header),   cmocka_unit_test(test_no_sniff_refuses_preface),
         cmocka_unit_test(test_upgrade_h2c_first_request),  cmocka_unit_test(test_upgrade_h2c_refused_cases),
+        cmocka_unit_test(test_upgrade_h2c_taken_variants),
     };
     return cmocka_run_group_tests_name("conn_sniff", tests, nullptr, nullptr);
 }
