@@ -31,9 +31,18 @@ bool ieq(const char *a, size_t al, const char *b) {
 // RFC 9113 §8.2.2: connection-specific fields have no meaning in HTTP/2 and
 // make a peer treat the answer as malformed: dropped.
 bool connection_specific(const weir_str_t &n) {
-    return ieq(n.ptr, n.len, "connection") || ieq(n.ptr, n.len, "keep-alive") ||
-           ieq(n.ptr, n.len, "proxy-connection") || ieq(n.ptr, n.len, "transfer-encoding") ||
-           ieq(n.ptr, n.len, "upgrade");
+    switch (n.len) { // by length first: most names are none of these
+    case 7:
+        return ieq(n.ptr, n.len, "upgrade");
+    case 10:
+        return ieq(n.ptr, n.len, "connection") || ieq(n.ptr, n.len, "keep-alive");
+    case 16:
+        return ieq(n.ptr, n.len, "proxy-connection");
+    case 17:
+        return ieq(n.ptr, n.len, "transfer-encoding");
+    default:
+        return false;
+    }
 }
 
 // weir_respond's rules: fields weir writes itself are the host's mistake.
@@ -53,56 +62,51 @@ bool no_body_status(int status) { return status == 204 || status == 304; }
 
 } // namespace
 
-// The nv list of a head (or trailers when status is 0) into the session's
-// scratch: names lowercased; nghttp2 copies it all in the submit.
-static size_t build_nv(std::string &buf, std::vector<nghttp2_nv> &nv, int status, const weir_header_t *h, size_t n,
+// The nv list of a head (or trailers when status is 0). The names go as the
+// host gave them: nghttp2 copies every name in the submit and lowercases its
+// copy (nghttp2_nv_array_copy), so a copy of ours would be a second one. The
+// status and length digits live in `digits` until the submit.
+struct NvDigits {
+    char status[3];
+    char length[20];
+};
+
+static size_t build_nv(NvDigits &d, std::vector<nghttp2_nv> &nv, int status, const weir_header_t *h, size_t n,
                        uint64_t length, bool date) {
-    size_t need = 64;
-    for (size_t i = 0; i < n; i++)
-        need += h[i].name.len;
-    buf.clear();
-    buf.reserve(need); // no reallocation below: the nv point into buf
-    nv.clear();
-    auto add = [&nv](const char *nm, size_t nl, const char *v, size_t vl) {
-        nv.push_back({(uint8_t *)nm, (uint8_t *)v, nl, vl, NGHTTP2_NV_FLAG_NONE});
+    if (nv.size() < n + 3)
+        nv.resize(n + 3);
+    size_t k = 0;
+    auto add = [&nv, &k](const char *nm, size_t nl, const char *v, size_t vl) {
+        nv[k++] = {(uint8_t *)nm, (uint8_t *)v, nl, vl, NGHTTP2_NV_FLAG_NONE};
     };
     if (status) {
-        size_t off = buf.size();
-        buf.push_back(char('0' + status / 100));
-        buf.push_back(char('0' + status / 10 % 10));
-        buf.push_back(char('0' + status % 10));
-        add(":status", 7, buf.data() + off, 3);
+        d.status[0] = char('0' + status / 100);
+        d.status[1] = char('0' + status / 10 % 10);
+        d.status[2] = char('0' + status % 10);
+        add(":status", 7, d.status, 3);
     }
     for (size_t i = 0; i < n; i++) {
         if (connection_specific(h[i].name))
             continue;
-        size_t off = buf.size();
-        for (size_t k = 0; k < h[i].name.len; k++) {
-            char c = h[i].name.ptr[k];
-            buf.push_back(c >= 'A' && c <= 'Z' ? char(c + 32) : c);
-        }
-        add(buf.data() + off, h[i].name.len, h[i].value.ptr ? h[i].value.ptr : "", h[i].value.len);
+        add(h[i].name.ptr, h[i].name.len, h[i].value.ptr ? h[i].value.ptr : "", h[i].value.len);
     }
     if (length != UINT64_MAX) {
-        size_t off = buf.size();
-        char tmp[24];
-        int k = 0;
+        char *end = d.length + sizeof d.length, *p = end;
         do
-            tmp[k++] = char('0' + length % 10);
+            *--p = char('0' + length % 10);
         while ((length /= 10) != 0);
-        while (k)
-            buf.push_back(tmp[--k]);
-        add("content-length", 14, buf.data() + off, buf.size() - off);
+        add("content-length", 14, p, static_cast<size_t>(end - p));
     }
     if (date)
         add("date", 4, http1::http_date_now(), 29);
-    return nv.size();
+    return k;
 }
 
 int H2Session::submit_head(H2Stream *s, int status, const weir_header_t *h, size_t n, uint64_t length,
                            bool has_body) {
     static thread_local std::vector<nghttp2_nv> nv;
-    size_t k = build_nv(nvbuf_, nv, status, h, n, length, true);
+    NvDigits d;
+    size_t k = build_nv(d, nv, status, h, n, length, true);
     nghttp2_data_provider prd;
     prd.source.ptr = s;
     prd.read_callback = h2_detail::read_out;
@@ -159,7 +163,8 @@ int H2Session::interim_impl(Exchange *x, int status, const weir_header_t *header
     if (dead_ || s->reset || !s->ng_open)
         return 0; // dropped: nothing is sent, x stays out
     static thread_local std::vector<nghttp2_nv> nv;
-    size_t k = build_nv(nvbuf_, nv, status, headers, num_headers, UINT64_MAX, false);
+    NvDigits d;
+    size_t k = build_nv(d, nv, status, headers, num_headers, UINT64_MAX, false);
     if (nghttp2_submit_headers(ng_, NGHTTP2_FLAG_NONE, s->id, nullptr, nv.data(), k, nullptr) != 0) {
         abort(WEIR_CLOSE_RESOURCE);
         return -ENOMEM;

@@ -242,7 +242,6 @@ class H2Session {
     H2Stream *reset_head_ = nullptr;
     H2Stream *free_ = nullptr; // recycled streams
     std::vector<Exchange *> scratch_; // each_taken / each_stream's snapshot
-    std::string nvbuf_;               // lowercased names for a submit
 
     // h2_session.cc
     void pump();
