@@ -27,5 +27,10 @@ bool make_session(H2Session &s);
 ssize_t read_out(nghttp2_session *ng, int32_t stream_id, uint8_t *buf, size_t length, uint32_t *data_flags,
                  nghttp2_data_source *source, void *user_data);
 
+// NGHTTP2_DATA_FLAG_NO_COPY's writer: a DATA frame's 9-byte head and its
+// payload (the stream's backlog) appended straight to the session's output.
+int send_data(nghttp2_session *ng, nghttp2_frame *frame, const uint8_t *framehd, size_t length,
+              nghttp2_data_source *source, void *user_data);
+
 } // namespace h2_detail
 } // namespace weir

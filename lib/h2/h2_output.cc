@@ -134,12 +134,14 @@ int H2Session::respond_impl(Exchange *x, int status, const weir_header_t *header
         return 0;
     }
     bool has_body = !s->is_head && body_len > 0 && !no_body_status(status);
-    if (has_body)
-        s->out.assign(static_cast<const char *>(body), body_len);
+    if (has_body) { // lent until the pump below has framed what the windows let go
+        s->lent = static_cast<const char *>(body);
+        s->lent_len = body_len;
+    }
     s->out_end = true;
     int rc = submit_head(s, status, headers, num_headers, no_body_status(status) ? UINT64_MAX : body_len, has_body);
     if (rc != 0) {
-        s->out.clear();
+        s->drop_lent();
         release(s);
         abort(WEIR_CLOSE_RESOURCE);
         return rc == -ENOMEM ? -ENOMEM : WEIR_E_GONE;
@@ -151,6 +153,9 @@ int H2Session::respond_impl(Exchange *x, int status, const weir_header_t *header
     if (flags & WEIR_RESPOND_CLOSE)
         finish(WEIR_CLOSE_HANDLER, NGHTTP2_NO_ERROR, true);
     pump();
+    // s is still live, or on the free list with nothing lent (maybe_free
+    // drops it): nothing frees a stream's memory inside a pump.
+    s->keep_lent();
     return 0;
 }
 
@@ -209,12 +214,14 @@ int H2Session::stream_write_impl(Exchange *x, const void *p, size_t n) {
         s->out_left -= n;
     if (s->out_end || n == 0)
         return 0; // HEAD, 204, 304: counted against the length, not sent
-    s->out.append(static_cast<const char *>(p), n);
+    s->lent = static_cast<const char *>(p); // lent for this call, as respond's body
+    s->lent_len = n;
     if (s->deferred) {
         s->deferred = false;
         nghttp2_session_resume_data(ng_, s->id);
     }
     pump();
+    s->keep_lent();
     return 0;
 }
 
@@ -394,20 +401,16 @@ int H2Session::stream_end(Exchange *x, const weir_header_t *trailers, size_t num
 
 namespace h2_detail {
 
-static ssize_t read_out_impl(nghttp2_session *ng, int32_t stream_id, uint8_t *buf, size_t length,
-                             uint32_t *data_flags, nghttp2_data_source *source) {
+static ssize_t read_out_impl(nghttp2_session *ng, int32_t stream_id, size_t length, uint32_t *data_flags,
+                             nghttp2_data_source *source) {
     H2Stream *s = static_cast<H2Stream *>(source->ptr);
     size_t avail = s->backlog();
     size_t k = avail < length ? avail : length;
-    if (k) {
-        std::memcpy(buf, s->out.data() + s->out_off, k);
-        s->out_off += k;
-        if (s->out_off == s->out.size()) {
-            s->out.clear();
-            s->out_off = 0;
-        }
-    }
-    if (s->backlog() == 0 && s->out_end) {
+    // The bytes stay in the stream until send_data takes them (in the same
+    // mem_send): nghttp2 frames no copy of its own.
+    if (k)
+        *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    if (avail == k && s->out_end) {
         *data_flags |= NGHTTP2_DATA_FLAG_EOF;
         if (!s->trailer_kv.empty()) {
             std::vector<nghttp2_nv> nv;
@@ -429,12 +432,37 @@ static ssize_t read_out_impl(nghttp2_session *ng, int32_t stream_id, uint8_t *bu
 
 ssize_t read_out(nghttp2_session *ng, int32_t stream_id, uint8_t *buf, size_t length, uint32_t *data_flags,
                  nghttp2_data_source *source, void *u) {
+    (void)buf; // NO_COPY: send_data writes the payload
     try {
-        return read_out_impl(ng, stream_id, buf, length, data_flags, source);
+        return read_out_impl(ng, stream_id, length, data_flags, source);
     } catch (...) { // the trailers' list: no memory
         static_cast<H2Session *>(u)->oom_ = true;
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
+}
+
+int send_data(nghttp2_session *, nghttp2_frame *frame, const uint8_t *framehd, size_t length,
+              nghttp2_data_source *source, void *u) {
+    H2Session &ss = *static_cast<H2Session *>(u);
+    H2Stream *s = static_cast<H2Stream *>(source->ptr);
+    // Padding only if a select_padding callback asked for it (weir sets
+    // none): the pad length octet after the head, the zeros after the data.
+    size_t pad = frame->data.padlen;
+    bool ok = ss.out_.append(framehd, 9);
+    if (pad) {
+        uint8_t pl = static_cast<uint8_t>(pad - 1);
+        ok = ok && ss.out_.append(&pl, 1);
+    }
+    s->take(length, [&](const char *p, size_t n) { ok = ok && ss.out_.append(p, n); });
+    for (size_t i = 1; i < pad; i++) {
+        uint8_t z = 0;
+        ok = ok && ss.out_.append(&z, 1);
+    }
+    if (!ok) {
+        ss.oom_ = true; // pump() aborts WEIR_CLOSE_RESOURCE
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
 }
 
 } // namespace h2_detail

@@ -402,6 +402,7 @@ void H2Session::release(H2Stream *s) {
 void H2Session::maybe_free(H2Stream *s) {
     if (s->host || (s->ng_open && !dead_))
         return;
+    s->drop_lent(); // its bytes can no longer go
     if (s->streaming && nstreaming_ > 0)
         nstreaming_--;
     s->streaming = false;

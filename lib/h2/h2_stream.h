@@ -61,13 +61,46 @@ struct H2Stream {
     bool out_end = false;     // no more bytes will be added
     std::string out;          // the answer's bytes nghttp2 has not taken yet
     size_t out_off = 0;
+    // The host's own bytes, lent for the length of one respond/stream_write
+    // call (after `out`'s): DATA frames written in that call take them
+    // straight to the output; what the windows hold back is copied into
+    // `out` before the call returns (keep_lent). One copy, not three.
+    const char *lent = nullptr;
+    size_t lent_len = 0, lent_off = 0;
     uint64_t out_left = UINT64_MAX; // bytes owed by a streamed answer with a length
     bool deferred = false;    // its data source said NGHTTP2_ERR_DEFERRED
     std::vector<std::string> trailer_kv; // lowercased name, value, name, value...
     int file_fd = -1;
     uint64_t file_off = 0;
 
-    size_t backlog() const { return out.size() - out_off; }
+    size_t backlog() const { return out.size() - out_off + (lent_len - lent_off); }
+    // n bytes of the backlog, oldest first, to f(p, len) (one or two runs).
+    template <class F> void take(size_t n, F &&f) {
+        size_t a = out.size() - out_off;
+        a = a < n ? a : n;
+        if (a) {
+            f(out.data() + out_off, a);
+            out_off += a;
+            if (out_off == out.size()) {
+                out.clear();
+                out_off = 0;
+            }
+        }
+        if (n > a) {
+            f(lent + lent_off, n - a);
+            lent_off += n - a;
+        }
+    }
+    // The lent bytes not framed yet into `out` (may throw bad_alloc).
+    void keep_lent() {
+        if (lent && lent_off < lent_len)
+            out.append(lent + lent_off, lent_len - lent_off);
+        drop_lent();
+    }
+    void drop_lent() {
+        lent = nullptr;
+        lent_len = lent_off = 0;
+    }
     void reset_for_reuse();
 };
 
