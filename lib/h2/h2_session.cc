@@ -65,28 +65,13 @@ H2Session::Hooks &H2Session::hooks() {
 }
 
 void H2Stream::reset_for_reuse() {
-    // Keeps the strings' and vectors' capacity: a recycled stream allocates
-    // nothing for a request like the one before.
-    std::string a, b, c;
-    a.swap(arena);
-    b.swap(body);
-    c.swap(out);
-    std::vector<Field> f;
-    f.swap(fields);
-    std::vector<weir_header_t> h;
-    h.swap(hdrs);
-    this->~H2Stream();
-    new (this) H2Stream();
-    a.clear();
-    b.clear();
-    c.clear();
-    f.clear();
-    h.clear();
-    arena.swap(a);
-    body.swap(b);
-    out.swap(c);
-    fields.swap(f);
-    hdrs.swap(h);
+    static_cast<H2StreamState &>(*this) = H2StreamState();
+    arena.clear();
+    fields.clear();
+    hdrs.clear();
+    body.clear();
+    out.clear();
+    trailer_kv.clear();
 }
 
 H2Session::H2Session(const ConnSettings &cs, const H2Settings &hs, ConnPool &pool, uint64_t id)
