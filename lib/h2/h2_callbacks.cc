@@ -233,7 +233,9 @@ bool make_session(H2Session &s) {
     // stay as a backstop, set past ours.
     nghttp2_option_set_max_continuations(opt, s.hs_.max_continuations + 2);
     nghttp2_option_set_stream_reset_rate_limit(opt, UINT64_MAX / 2, UINT64_MAX / 2);
-    int rv = nghttp2_session_server_new2(&s.ng_, cb, &s, opt);
+    s.mem_ = mem_cache_new();
+    nghttp2_mem mem = session_mem(s.mem_); // nghttp2 keeps a copy
+    int rv = s.mem_ ? nghttp2_session_server_new3(&s.ng_, cb, &s, opt, &mem) : NGHTTP2_ERR_NOMEM;
     nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cb);
     if (rv != 0) {

@@ -98,6 +98,8 @@ H2Session::~H2Session() {
     if (ng_)
         nghttp2_session_del(ng_);
     ng_ = nullptr;
+    h2_detail::mem_cache_del(mem_); // after ng_: its last frees land in the cache
+    mem_ = nullptr;
     for (H2Stream *s = live_; s;) {
         H2Stream *n = s->next_live;
         if (s->file_fd >= 0)
