@@ -31,9 +31,18 @@ bool ieq(const char *a, size_t al, const char *b) {
 // RFC 9113 §8.2.2: connection-specific fields have no meaning in HTTP/2 and
 // make a peer treat the answer as malformed: dropped.
 bool connection_specific(const weir_str_t &n) {
-    return ieq(n.ptr, n.len, "connection") || ieq(n.ptr, n.len, "keep-alive") ||
-           ieq(n.ptr, n.len, "proxy-connection") || ieq(n.ptr, n.len, "transfer-encoding") ||
-           ieq(n.ptr, n.len, "upgrade");
+    switch (n.len) { // by length first: most names are none of these
+    case 7:
+        return ieq(n.ptr, n.len, "upgrade");
+    case 10:
+        return ieq(n.ptr, n.len, "connection") || ieq(n.ptr, n.len, "keep-alive");
+    case 16:
+        return ieq(n.ptr, n.len, "proxy-connection");
+    case 17:
+        return ieq(n.ptr, n.len, "transfer-encoding");
+    default:
+        return false;
+    }
 }
 
 // weir_respond's rules: fields weir writes itself are the host's mistake.
@@ -53,56 +62,51 @@ bool no_body_status(int status) { return status == 204 || status == 304; }
 
 } // namespace
 
-// The nv list of a head (or trailers when status is 0) into the session's
-// scratch: names lowercased; nghttp2 copies it all in the submit.
-static size_t build_nv(std::string &buf, std::vector<nghttp2_nv> &nv, int status, const weir_header_t *h, size_t n,
+// The nv list of a head (or trailers when status is 0). The names go as the
+// host gave them: nghttp2 copies every name in the submit and lowercases its
+// copy (nghttp2_nv_array_copy), so a copy of ours would be a second one. The
+// status and length digits live in `digits` until the submit.
+struct NvDigits {
+    char status[3];
+    char length[20];
+};
+
+static size_t build_nv(NvDigits &d, std::vector<nghttp2_nv> &nv, int status, const weir_header_t *h, size_t n,
                        uint64_t length, bool date) {
-    size_t need = 64;
-    for (size_t i = 0; i < n; i++)
-        need += h[i].name.len;
-    buf.clear();
-    buf.reserve(need); // no reallocation below: the nv point into buf
-    nv.clear();
-    auto add = [&nv](const char *nm, size_t nl, const char *v, size_t vl) {
-        nv.push_back({(uint8_t *)nm, (uint8_t *)v, nl, vl, NGHTTP2_NV_FLAG_NONE});
+    if (nv.size() < n + 3)
+        nv.resize(n + 3);
+    size_t k = 0;
+    auto add = [&nv, &k](const char *nm, size_t nl, const char *v, size_t vl) {
+        nv[k++] = {(uint8_t *)nm, (uint8_t *)v, nl, vl, NGHTTP2_NV_FLAG_NONE};
     };
     if (status) {
-        size_t off = buf.size();
-        buf.push_back(char('0' + status / 100));
-        buf.push_back(char('0' + status / 10 % 10));
-        buf.push_back(char('0' + status % 10));
-        add(":status", 7, buf.data() + off, 3);
+        d.status[0] = char('0' + status / 100);
+        d.status[1] = char('0' + status / 10 % 10);
+        d.status[2] = char('0' + status % 10);
+        add(":status", 7, d.status, 3);
     }
     for (size_t i = 0; i < n; i++) {
         if (connection_specific(h[i].name))
             continue;
-        size_t off = buf.size();
-        for (size_t k = 0; k < h[i].name.len; k++) {
-            char c = h[i].name.ptr[k];
-            buf.push_back(c >= 'A' && c <= 'Z' ? char(c + 32) : c);
-        }
-        add(buf.data() + off, h[i].name.len, h[i].value.ptr ? h[i].value.ptr : "", h[i].value.len);
+        add(h[i].name.ptr, h[i].name.len, h[i].value.ptr ? h[i].value.ptr : "", h[i].value.len);
     }
     if (length != UINT64_MAX) {
-        size_t off = buf.size();
-        char tmp[24];
-        int k = 0;
+        char *end = d.length + sizeof d.length, *p = end;
         do
-            tmp[k++] = char('0' + length % 10);
+            *--p = char('0' + length % 10);
         while ((length /= 10) != 0);
-        while (k)
-            buf.push_back(tmp[--k]);
-        add("content-length", 14, buf.data() + off, buf.size() - off);
+        add("content-length", 14, p, static_cast<size_t>(end - p));
     }
     if (date)
         add("date", 4, http1::http_date_now(), 29);
-    return nv.size();
+    return k;
 }
 
 int H2Session::submit_head(H2Stream *s, int status, const weir_header_t *h, size_t n, uint64_t length,
                            bool has_body) {
     static thread_local std::vector<nghttp2_nv> nv;
-    size_t k = build_nv(nvbuf_, nv, status, h, n, length, true);
+    NvDigits d;
+    size_t k = build_nv(d, nv, status, h, n, length, true);
     nghttp2_data_provider prd;
     prd.source.ptr = s;
     prd.read_callback = h2_detail::read_out;
@@ -130,12 +134,14 @@ int H2Session::respond_impl(Exchange *x, int status, const weir_header_t *header
         return 0;
     }
     bool has_body = !s->is_head && body_len > 0 && !no_body_status(status);
-    if (has_body)
-        s->out.assign(static_cast<const char *>(body), body_len);
+    if (has_body) { // lent until the pump below has framed what the windows let go
+        s->lent = static_cast<const char *>(body);
+        s->lent_len = body_len;
+    }
     s->out_end = true;
     int rc = submit_head(s, status, headers, num_headers, no_body_status(status) ? UINT64_MAX : body_len, has_body);
     if (rc != 0) {
-        s->out.clear();
+        s->drop_lent();
         release(s);
         abort(WEIR_CLOSE_RESOURCE);
         return rc == -ENOMEM ? -ENOMEM : WEIR_E_GONE;
@@ -147,6 +153,9 @@ int H2Session::respond_impl(Exchange *x, int status, const weir_header_t *header
     if (flags & WEIR_RESPOND_CLOSE)
         finish(WEIR_CLOSE_HANDLER, NGHTTP2_NO_ERROR, true);
     pump();
+    // s is still live, or on the free list with nothing lent (maybe_free
+    // drops it): nothing frees a stream's memory inside a pump.
+    s->keep_lent();
     return 0;
 }
 
@@ -159,7 +168,8 @@ int H2Session::interim_impl(Exchange *x, int status, const weir_header_t *header
     if (dead_ || s->reset || !s->ng_open)
         return 0; // dropped: nothing is sent, x stays out
     static thread_local std::vector<nghttp2_nv> nv;
-    size_t k = build_nv(nvbuf_, nv, status, headers, num_headers, UINT64_MAX, false);
+    NvDigits d;
+    size_t k = build_nv(d, nv, status, headers, num_headers, UINT64_MAX, false);
     if (nghttp2_submit_headers(ng_, NGHTTP2_FLAG_NONE, s->id, nullptr, nv.data(), k, nullptr) != 0) {
         abort(WEIR_CLOSE_RESOURCE);
         return -ENOMEM;
@@ -204,12 +214,14 @@ int H2Session::stream_write_impl(Exchange *x, const void *p, size_t n) {
         s->out_left -= n;
     if (s->out_end || n == 0)
         return 0; // HEAD, 204, 304: counted against the length, not sent
-    s->out.append(static_cast<const char *>(p), n);
+    s->lent = static_cast<const char *>(p); // lent for this call, as respond's body
+    s->lent_len = n;
     if (s->deferred) {
         s->deferred = false;
         nghttp2_session_resume_data(ng_, s->id);
     }
     pump();
+    s->keep_lent();
     return 0;
 }
 
@@ -389,20 +401,16 @@ int H2Session::stream_end(Exchange *x, const weir_header_t *trailers, size_t num
 
 namespace h2_detail {
 
-static ssize_t read_out_impl(nghttp2_session *ng, int32_t stream_id, uint8_t *buf, size_t length,
-                             uint32_t *data_flags, nghttp2_data_source *source) {
+static ssize_t read_out_impl(nghttp2_session *ng, int32_t stream_id, size_t length, uint32_t *data_flags,
+                             nghttp2_data_source *source) {
     H2Stream *s = static_cast<H2Stream *>(source->ptr);
     size_t avail = s->backlog();
     size_t k = avail < length ? avail : length;
-    if (k) {
-        std::memcpy(buf, s->out.data() + s->out_off, k);
-        s->out_off += k;
-        if (s->out_off == s->out.size()) {
-            s->out.clear();
-            s->out_off = 0;
-        }
-    }
-    if (s->backlog() == 0 && s->out_end) {
+    // The bytes stay in the stream until send_data takes them (in the same
+    // mem_send): nghttp2 frames no copy of its own.
+    if (k)
+        *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    if (avail == k && s->out_end) {
         *data_flags |= NGHTTP2_DATA_FLAG_EOF;
         if (!s->trailer_kv.empty()) {
             std::vector<nghttp2_nv> nv;
@@ -424,12 +432,37 @@ static ssize_t read_out_impl(nghttp2_session *ng, int32_t stream_id, uint8_t *bu
 
 ssize_t read_out(nghttp2_session *ng, int32_t stream_id, uint8_t *buf, size_t length, uint32_t *data_flags,
                  nghttp2_data_source *source, void *u) {
+    (void)buf; // NO_COPY: send_data writes the payload
     try {
-        return read_out_impl(ng, stream_id, buf, length, data_flags, source);
+        return read_out_impl(ng, stream_id, length, data_flags, source);
     } catch (...) { // the trailers' list: no memory
         static_cast<H2Session *>(u)->oom_ = true;
         return NGHTTP2_ERR_CALLBACK_FAILURE;
     }
+}
+
+int send_data(nghttp2_session *, nghttp2_frame *frame, const uint8_t *framehd, size_t length,
+              nghttp2_data_source *source, void *u) {
+    H2Session &ss = *static_cast<H2Session *>(u);
+    H2Stream *s = static_cast<H2Stream *>(source->ptr);
+    // Padding only if a select_padding callback asked for it (weir sets
+    // none): the pad length octet after the head, the zeros after the data.
+    size_t pad = frame->data.padlen;
+    bool ok = ss.out_.append(framehd, 9);
+    if (pad) {
+        uint8_t pl = static_cast<uint8_t>(pad - 1);
+        ok = ok && ss.out_.append(&pl, 1);
+    }
+    s->take(length, [&](const char *p, size_t n) { ok = ok && ss.out_.append(p, n); });
+    for (size_t i = 1; i < pad; i++) {
+        uint8_t z = 0;
+        ok = ok && ss.out_.append(&z, 1);
+    }
+    if (!ok) {
+        ss.oom_ = true; // pump() aborts WEIR_CLOSE_RESOURCE
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
 }
 
 } // namespace h2_detail

@@ -65,28 +65,13 @@ H2Session::Hooks &H2Session::hooks() {
 }
 
 void H2Stream::reset_for_reuse() {
-    // Keeps the strings' and vectors' capacity: a recycled stream allocates
-    // nothing for a request like the one before.
-    std::string a, b, c;
-    a.swap(arena);
-    b.swap(body);
-    c.swap(out);
-    std::vector<Field> f;
-    f.swap(fields);
-    std::vector<weir_header_t> h;
-    h.swap(hdrs);
-    this->~H2Stream();
-    new (this) H2Stream();
-    a.clear();
-    b.clear();
-    c.clear();
-    f.clear();
-    h.clear();
-    arena.swap(a);
-    body.swap(b);
-    out.swap(c);
-    fields.swap(f);
-    hdrs.swap(h);
+    static_cast<H2StreamState &>(*this) = H2StreamState();
+    arena.clear();
+    fields.clear();
+    hdrs.clear();
+    body.clear();
+    out.clear();
+    trailer_kv.clear();
 }
 
 H2Session::H2Session(const ConnSettings &cs, const H2Settings &hs, ConnPool &pool, uint64_t id)
@@ -113,6 +98,8 @@ H2Session::~H2Session() {
     if (ng_)
         nghttp2_session_del(ng_);
     ng_ = nullptr;
+    h2_detail::mem_cache_del(mem_); // after ng_: its last frees land in the cache
+    mem_ = nullptr;
     for (H2Stream *s = live_; s;) {
         H2Stream *n = s->next_live;
         if (s->file_fd >= 0)
@@ -402,6 +389,7 @@ void H2Session::release(H2Stream *s) {
 void H2Session::maybe_free(H2Stream *s) {
     if (s->host || (s->ng_open && !dead_))
         return;
+    s->drop_lent(); // its bytes can no longer go
     if (s->streaming && nstreaming_ > 0)
         nstreaming_--;
     s->streaming = false;

@@ -39,6 +39,9 @@ struct nghttp2_session;
 namespace weir {
 
 struct H2Stream;
+namespace h2_detail {
+struct MemCache;
+}
 
 // The HTTP/2 settings and abuse bounds. Zero for a bound means its default.
 struct H2Settings {
@@ -203,6 +206,7 @@ class H2Session {
     ConnPool &pool_;
     uint64_t id_;
     nghttp2_session *ng_ = nullptr;
+    h2_detail::MemCache *mem_ = nullptr; // nghttp2's freed blocks (h2_alloc.cc), deleted after ng_
     OutQueue out_;
     char *in_ = nullptr; // the read buffer (cs_.read_buffer_size), lent by read_space
     Conn::Counters counters_{};
@@ -242,7 +246,6 @@ class H2Session {
     H2Stream *reset_head_ = nullptr;
     H2Stream *free_ = nullptr; // recycled streams
     std::vector<Exchange *> scratch_; // each_taken / each_stream's snapshot
-    std::string nvbuf_;               // lowercased names for a submit
 
     // h2_session.cc
     void pump();

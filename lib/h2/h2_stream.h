@@ -11,8 +11,13 @@
 
 namespace weir {
 
-struct H2Stream {
-    Exchange x;
+struct H2Stream;
+
+// Everything a recycled stream starts again from; the buffers (H2Stream's
+// own members) are cleared instead, keeping their capacity, so a stream
+// recycled for a request like the one before allocates nothing.
+struct H2StreamState {
+    Exchange x; // first: stream_of() finds the stream from its exchange
     H2Stream *next_live = nullptr, *prev_live = nullptr;
     H2Stream *next_ready = nullptr; // the ready queue, or the reset list
     int32_t id = 0;
@@ -35,12 +40,6 @@ struct H2Stream {
     bool peer_answered = false; // we sent END_STREAM (or reset it)
     // The request as it arrives: the field bytes in `arena` (never grown
     // once the exchange is out), the views built at the block's end.
-    std::string arena;
-    struct Field {
-        uint32_t name_off, name_len, value_off, value_len;
-    };
-    std::vector<Field> fields;
-    std::vector<weir_header_t> hdrs;
     uint32_t method_off = 0, method_len = 0, path_off = 0, path_len = 0;
     uint32_t auth_off = 0, auth_len = 0;
     bool has_method = false, has_path = false, has_auth = false;
@@ -52,22 +51,66 @@ struct H2Stream {
     bool body_over = false;   // past max_body: the rest is discarded
     bool body_discard = false; // no one will read it: consumed as it comes
     bool rst_after = false;   // RST_STREAM NO_ERROR once our END_STREAM went
-    std::string body;         // buffered whole, or the streamed bytes not yet read
     size_t body_off = 0;      // streamed: bytes of `body` already read
     uint64_t body_total = 0;  // bytes received
     int64_t content_length = -1;
     // The answer.
     bool streaming = false;   // stream_start'ed, not ended
     bool out_end = false;     // no more bytes will be added
-    std::string out;          // the answer's bytes nghttp2 has not taken yet
     size_t out_off = 0;
+    // The host's own bytes, lent for the length of one respond/stream_write
+    // call (after `out`'s): DATA frames written in that call take them
+    // straight to the output; what the windows hold back is copied into
+    // `out` before the call returns (keep_lent). One copy, not three.
+    const char *lent = nullptr;
+    size_t lent_len = 0, lent_off = 0;
     uint64_t out_left = UINT64_MAX; // bytes owed by a streamed answer with a length
     bool deferred = false;    // its data source said NGHTTP2_ERR_DEFERRED
-    std::vector<std::string> trailer_kv; // lowercased name, value, name, value...
     int file_fd = -1;
     uint64_t file_off = 0;
+};
 
-    size_t backlog() const { return out.size() - out_off; }
+struct H2Stream : H2StreamState {
+    // The request's field bytes (never grown once the exchange is out) and
+    // the views built at the block's end.
+    std::string arena;
+    struct Field {
+        uint32_t name_off, name_len, value_off, value_len;
+    };
+    std::vector<Field> fields;
+    std::vector<weir_header_t> hdrs;
+    std::string body; // buffered whole, or the streamed bytes not yet read
+    std::string out;  // the answer's bytes nghttp2 has not taken yet
+    std::vector<std::string> trailer_kv; // lowercased name, value, name, value...
+
+    size_t backlog() const { return out.size() - out_off + (lent_len - lent_off); }
+    // n bytes of the backlog, oldest first, to f(p, len) (one or two runs).
+    template <class F> void take(size_t n, F &&f) {
+        size_t a = out.size() - out_off;
+        a = a < n ? a : n;
+        if (a) {
+            f(out.data() + out_off, a);
+            out_off += a;
+            if (out_off == out.size()) {
+                out.clear();
+                out_off = 0;
+            }
+        }
+        if (n > a) {
+            f(lent + lent_off, n - a);
+            lent_off += n - a;
+        }
+    }
+    // The lent bytes not framed yet into `out` (may throw bad_alloc).
+    void keep_lent() {
+        if (lent && lent_off < lent_len)
+            out.append(lent + lent_off, lent_len - lent_off);
+        drop_lent();
+    }
+    void drop_lent() {
+        lent = nullptr;
+        lent_len = lent_off = 0;
+    }
     void reset_for_reuse();
 };
 

@@ -84,6 +84,37 @@ void test_get_becomes_exchange(void **) {
     assert_false(f.s.wants_close());
 }
 
+// RFC 9113 §8.2.2: every connection-specific field is dropped from an
+// answer, whatever its case; a name of the same length that is none of them
+// goes out. (h2_output.cc judges them by length first. Mutant tried: the
+// 17-byte case removed: transfer-encoding goes out and the client resets
+// the stream as malformed; this test fails.)
+void test_connection_specific_dropped(void **) {
+    Fixture f;
+    int32_t id = f.peer.get("/");
+    f.peer.pump(f.s);
+    Exchange *x = f.s.take_request();
+    weir_header_t h[] = {{{"Upgrade", 7}, {"h2c", 3}},
+                         {{"Proxy-Connection", 16}, {"close", 5}},
+                         {{"Transfer-Encoding", 17}, {"chunked", 7}},
+                         {{"connection", 10}, {"close", 5}},
+                         {{"KEEP-ALIVE", 10}, {"timeout=1", 9}},
+                         {{"X-Upgrad", 8}, {"a", 1}},
+                         {{"x-proxy-connectio", 17}, {"b", 1}},
+                         {{"X-Keep-Ali", 10}, {"c", 1}}};
+    assert_int_equal(f.s.respond(x, 200, h, 8, "ok", 2, 0), 0);
+    f.peer.pump(f.s);
+    Answer &a = f.peer.got[id];
+    assert_int_equal(a.status, 200);
+    assert_int_equal(a.rst, UINT32_MAX);
+    assert_string_equal(a.body.c_str(), "ok");
+    for (const char *n : {"upgrade", "proxy-connection", "transfer-encoding", "connection", "keep-alive"})
+        assert_int_equal(a.headers.count(n), 0);
+    assert_string_equal(a.headers["x-upgrad"].c_str(), "a");
+    assert_string_equal(a.headers["x-proxy-connectio"].c_str(), "b");
+    assert_string_equal(a.headers["x-keep-ali"].c_str(), "c");
+}
+
 void test_answers_any_order(void **) {
     Fixture f;
     int32_t id[3];
@@ -284,6 +315,7 @@ void test_write_lend_stable(void **) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_get_becomes_exchange),     cmocka_unit_test(test_answers_any_order),
+        cmocka_unit_test(test_connection_specific_dropped),
         cmocka_unit_test(test_buffered_body_and_host_field), cmocka_unit_test(test_head_has_no_data),
         cmocka_unit_test(test_malformed_requests_reset), cmocka_unit_test(test_respond_close_goaway),
         cmocka_unit_test(test_respond_abort_one_stream), cmocka_unit_test(test_misuse_is_einval),
