@@ -295,7 +295,13 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
     // that closed only because keep-alive was off) was not the client's
     // idea: it may be sending its next request right now, so it always
     // lingers, as a graceful stop's does.
-    bool always = graceful_stop(reason) ||
+    // An HTTP/2 close (GOAWAY sent: drained, a protocol error, abuse) comes
+    // while the peer may still be sending frames (a PING, WINDOW_UPDATEs, the
+    // rest of a flood) the session will never read, and a close with them
+    // unread resets, purging the GOAWAY that says why: it always lingers.
+    // H2Session cannot tell unread input (peer_sent_more) from here.
+    bool h2 = reason == WEIR_CLOSE_GOAWAY || reason == WEIR_CLOSE_H2_PROTOCOL || reason == WEIR_CLOSE_H2_ABUSE;
+    bool always = graceful_stop(reason) || h2 ||
                   (reason == WEIR_CLOSE_OVERLOAD && !loop_hooks().overload_close_plain.load(std::memory_order_relaxed));
     if (!linger_hooks().skip_close_linger.load() && !s.broken && (error || (chosen(reason) && unread) || always))
         close_lingering(s, unread || always, trickled(reason));

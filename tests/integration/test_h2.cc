@@ -17,7 +17,14 @@
 //     hand-over) drains HTTP/2 by GOAWAY: the held stream is still answered
 //     where it began, then the connection closes (WEIR_CLOSE_GOAWAY) and
 //     a new client is served by the engine that took over.
+//   test_h2_error_close_{lingers,resets_without_the_linger}: a protocol
+//     error with 256 KiB of the client's frames still unread: the client
+//     reads weir's GOAWAY and then EOF, never a reset; the arm without the
+//     lingering close (LingerHooks::skip_close_linger) shows the reset.
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <memory>
 #include <mutex>
@@ -26,6 +33,7 @@
 #include <vector>
 
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
+#include "loop/linger.h"
 #include "support/h2_wire.h"
 #include "support/net.h"
 
@@ -267,6 +275,46 @@ void test_h2_handover_drains_by_goaway(void **) {
     });
 }
 
+// The client's preface and SETTINGS, a DATA frame on stream 0 (a connection
+// error, RFC 9113 §6.1), then 256 KiB of PINGs the session will never read.
+Seen error_close(bool linger) {
+    weir::linger_hooks().skip_close_linger = !linger;
+    Server s;
+    if (s.start(config(1, WEIR_MODE_INLINE, answer_view, nullptr)) == WEIR_E_UNAVAILABLE) {
+        weir::linger_hooks().skip_close_linger = false;
+        skip();
+    }
+    Client c = connect_to(s.port);
+    std::string out("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 24);
+    out += std::string("\x00\x00\x00\x04\x00\x00\x00\x00\x00", 9); // SETTINGS
+    out += std::string("\x00\x00\x00\x00\x00\x00\x00\x00\x00", 9); // DATA on stream 0
+    std::string ping("\x00\x00\x08\x06\x00\x00\x00\x00\x00" "12345678", 17);
+    while (out.size() < 256 * 1024)
+        out += ping;
+    ::send(c.fd, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT); // what the socket takes; the rest is moot
+    Seen seen = read_slowly(c.fd, bound_ms(5000));
+    assert_int_equal(s.wait_closes(WEIR_CLOSE_H2_PROTOCOL, 1), 1);
+    weir::linger_hooks().skip_close_linger = false;
+    return seen;
+}
+
+void test_h2_error_close_lingers(void **) {
+    Seen seen = error_close(true);
+    assert_int_equal(seen.end, 0); // EOF, not ECONNRESET
+    // weir's SETTINGS, then a GOAWAY frame (type 7) with PROTOCOL_ERROR (1).
+    size_t at = seen.data.find(std::string("\x07\x00\x00\x00\x00\x00", 6));
+    assert_true(at != std::string::npos && at >= 3);
+    assert_true(seen.data.size() >= at + 6 + 8);
+    assert_int_equal(static_cast<unsigned char>(seen.data[at + 6 + 7]), 1);
+}
+
+// The arm that must lose: closed at once with the frames unread, the
+// kernel resets the connection.
+void test_h2_error_close_resets_without_the_linger(void **) {
+    Seen seen = error_close(false);
+    assert_int_equal(seen.end, ECONNRESET);
+}
+
 } // namespace
 
 int main(void) {
@@ -279,6 +327,8 @@ int main(void) {
         cmocka_unit_test(test_h2_shutdown_goaway),
         cmocka_unit_test(test_h2_switch_drains_by_goaway),
         cmocka_unit_test(test_h2_handover_drains_by_goaway),
+        cmocka_unit_test(test_h2_error_close_lingers),
+        cmocka_unit_test(test_h2_error_close_resets_without_the_linger),
     };
     return cmocka_run_group_tests_name("h2", tests, nullptr, nullptr);
 }
