@@ -34,7 +34,10 @@ A switch's time is when the signal left this script (time.monotonic_ns, the
 CLOCK_MONOTONIC kaload stamps its records with), not when the engine acted
 on it. Run after `make`:
 
-  python3 bench/switch_dip.py [--switches 4 --interval 1 --lead 1.5 --json F]
+  python3 bench/switch_dip.py [--switches 4 --interval 1 --lead 1.5 --json F] [--hello BIN]
+
+--hello BIN measures examples/go/hello --adaptive (the Go binding's pair)
+instead of weir-demo: the same signals, lines and SIGHUP block.
 
 scripts/run-bench calls run() for `make bench` (its "switch" part).
 """
@@ -83,11 +86,17 @@ def _proc_ticks(pid):
         return None
 
 
-def start_demo(root, backend, extra=()):
-    """weir-demo --adaptive on an ephemeral port: (process, port, metrics reader, command)."""
+def start_demo(root, backend, extra=(), hello=None):
+    """weir-demo --adaptive (or, with hello, examples/go/hello --adaptive: the
+    same operator contract, issue 30) on an ephemeral port: (process, port,
+    metrics reader, command)."""
     build = os.path.join(root, "build")
-    cmd = ([os.path.join(build, "bin", "weir-demo"), "--addr", "127.0.0.1:0", "--backend", backend, "--adaptive"]
-           + DEMO_ARGS + list(extra))
+    if hello:
+        cmd = [hello, "--addr", "127.0.0.1:0", "--api", "native", "--workers", "1", "--adaptive",
+               "--backend", "io_uring" if backend == "uring" else backend] + list(extra)
+    else:
+        cmd = ([os.path.join(build, "bin", "weir-demo"), "--addr", "127.0.0.1:0", "--backend", backend, "--adaptive"]
+               + DEMO_ARGS + list(extra))
     env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(build, "lib"))  # its own libweir, as run-bench does
     demo = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
     line = demo.stdout.readline()
@@ -236,7 +245,7 @@ def analyse(sent, lat, switch_us, end_us, cfg, directions, samples):
 
 
 def run(root=ROOT, backend="epoll", conns=64, switches=4, interval=1.0, lead=1.5, tail=None, bucket_ms=10,
-        steady=None, guard_ms=50):
+        steady=None, guard_ms=50, hello=None):
     """One load with `switches` switches; the figures as a dict (JSON-able)."""
     tail = interval if tail is None else tail
     steady = round(min(0.5, interval / 2 - guard_ms / 1000), 3) if steady is None else steady
@@ -246,7 +255,7 @@ def run(root=ROOT, backend="epoll", conns=64, switches=4, interval=1.0, lead=1.5
     if not os.access(kaload, os.X_OK):
         raise RuntimeError(f"{kaload} is not built (make bench-tools)")
     duration = lead + (switches - 1) * interval + tail
-    demo, port, metrics, cmd = start_demo(root, backend)
+    demo, port, metrics, cmd = start_demo(root, backend, hello=hello)
     rec = tempfile.NamedTemporaryFile(prefix="kaload-", suffix=".bin", delete=False)
     rec.close()
     load = None
@@ -372,11 +381,12 @@ def main():
     ap.add_argument("--tail", type=float, help="seconds of load after the last (default: the interval)")
     ap.add_argument("--bucket-ms", type=int, default=10)
     ap.add_argument("--json", help="write the figures (with the bucket series) to this file")
+    ap.add_argument("--hello", help="serve with this examples/go/hello binary (--api native --adaptive) instead of weir-demo")
     a = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     r = run(backend=a.backend, conns=a.conns, switches=a.switches, interval=a.interval, lead=a.lead, tail=a.tail,
-            bucket_ms=a.bucket_ms)
+            bucket_ms=a.bucket_ms, hello=a.hello)
     print("\n".join(describe(r)))
     if a.json:
         with open(a.json, "w") as f:

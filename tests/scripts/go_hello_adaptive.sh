@@ -2,7 +2,8 @@
 # examples/go/hello --adaptive (docs/adaptive.md), native and net/http: 8
 # keep-alive clients keep asking while 4 SIGWINCHs switch the pair there and
 # back; every request answered ("Hello, World!"), 4 "switched to" lines
-# alternating backends, exit 0 on SIGTERM. The arm that must not switch:
+# alternating backends, SIGHUP's metrics block (weir's names, the pair's
+# adaptive.* lines, the standby's prefixed standby.), exit 0 on SIGTERM. The arm that must not switch:
 # without --adaptive a SIGWINCH changes nothing (no "switched to" line).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -70,6 +71,13 @@ for api in native nethttp; do
     for _ in 1 2 3 4; do sleep 0.7; kill -WINCH "$pid"; done
     wait "$cpid"
     read -r _ okn _ failn <"$tmp/client"
+    # SIGHUP: weir-demo's block, both ledgers (the standby's prefixed).
+    kill -HUP "$pid"
+    for _ in $(seq 1 250); do grep -q '^metrics end' "$tmp/out" && break; sleep 0.02; done
+    for want in '^metrics begin$' '^transplant_detached [0-9]' '^adaptive.switches 4$' \
+        '^adaptive.active (epoll|uring)$' '^standby.transplant_adopted [0-9]' '^metrics end$'; do
+        grep -Eq "$want" "$tmp/out" || { cat "$tmp/out"; echo "$api: SIGHUP printed no line matching $want"; exit 1; }
+    done
     stop
     n=$(grep -c '^switched to' "$tmp/out" || true)
     [[ $n -eq 4 ]] || { cat "$tmp/out"; echo "$api: $n switches, want 4"; exit 1; }
