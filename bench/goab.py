@@ -24,20 +24,8 @@ import sys
 import time
 
 DURATION = int(os.environ.get("AB_DURATION", "4"))
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_s(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return (int(parts[11]) + int(parts[12])) / TICK
-
-
-def wrk(url, secs):
-    out = subprocess.run(["wrk", "-t1", "-c64", f"-d{secs}s", url], capture_output=True, text=True,
-                         timeout=secs + 30).stdout
-    m = re.search(r"(\d+) requests in", out)
-    return int(m.group(1)) if m else 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from goprofile import cpu_s, wrk  # noqa: E402  (the same /proc reading and wrk -t1 -c64 run)
 
 
 def one(name, cmd):
