@@ -25,6 +25,33 @@ import tempfile
 import time
 
 
+def demo_port(p, log, tries):
+    """The port weir-demo (started as p, its stdout in log) says it listens on."""
+    for _ in range(tries):
+        log.seek(0)
+        m = re.search(r"^listening on .*:(\d+)$", log.read(), re.M)
+        if m:
+            return int(m.group(1))
+        time.sleep(0.05)
+    p.kill()
+    sys.exit("weir-demo printed no 'listening on' line")
+
+
+def stop_and_total(p, out, what):
+    """Ends a server under callgrind by SIGTERM and returns its total Ir (callgrind writes them at exit)."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        sys.exit("%s under valgrind did not end within 60 s of SIGTERM: not measured" % what)
+    for line in open(out):
+        if line.startswith("totals:") or line.startswith("summary:"):
+            return int(line.split()[1])
+    sys.exit("no totals in " + out)
+
+
 def run(build, backend, n, tmp):
     out = os.path.join(tmp, "cg.%s.%d" % (backend, n))
     log = open(os.path.join(tmp, "server.%d.out" % n), "w+")
@@ -32,17 +59,7 @@ def run(build, backend, n, tmp):
                           os.path.join(build, "bin", "weir-demo"), "--addr", "127.0.0.1:0",
                           "--backend", backend, "--workers", "1", "--mode", "inline"],
                          stdout=log, stderr=subprocess.DEVNULL)
-    port = None
-    for _ in range(600):
-        log.seek(0)
-        m = re.search(r"^listening on .*:(\d+)$", log.read(), re.M)
-        if m:
-            port = int(m.group(1))
-            break
-        time.sleep(0.05)
-    if port is None:
-        p.kill()
-        sys.exit("weir-demo printed no 'listening on' line")
+    port = demo_port(p, log, 600)
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     req = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
@@ -57,17 +74,7 @@ def run(build, backend, n, tmp):
                 if m and len(body) >= int(m.group(1)):
                     break
     s.close()
-    p.send_signal(signal.SIGTERM)
-    try:
-        p.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        sys.exit("%s: weir-demo under valgrind did not end within 60 s of SIGTERM: not measured" % backend)
-    for line in open(out):
-        if line.startswith("totals:") or line.startswith("summary:"):
-            return int(line.split()[1])
-    sys.exit("no totals in " + out)
+    return stop_and_total(p, out, "%s: weir-demo" % backend)
 
 
 def main():

@@ -30,12 +30,14 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from callgrind_h1 import demo_port, stop_and_total  # noqa: E402  one way to start and read a server under callgrind
 
 BODY = b"Hello, World!"
 
@@ -53,14 +55,7 @@ def start(a, tmp, out, n):
         cmd = vg + [os.path.join(a.build, "bin", "weir-demo"), "--addr", "127.0.0.1:0", "--backend", "epoll",
                     "--workers", "1", "--mode", "inline", "--app", "hello", "--protocols", "h2c"]
         p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.DEVNULL)
-        for _ in range(1200):
-            log.seek(0)
-            m = re.search(r"^listening on .*:(\d+)$", log.read(), re.M)
-            if m:
-                return p, int(m.group(1))
-            time.sleep(0.05)
-        p.kill()
-        sys.exit("weir-demo printed no 'listening on' line")
+        return p, demo_port(p, log, 1200)
     hello = os.path.join(tmp, "hello.txt")
     with open(hello, "wb") as f:
         f.write(BODY)
@@ -92,17 +87,7 @@ def run(a, n, tmp):
     if not m or int(m.group(1)) != n:
         p.kill()
         sys.exit("h2load did not succeed %d requests:\n%s%s" % (n, r.stdout, r.stderr))
-    p.send_signal(signal.SIGTERM)
-    try:
-        p.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        sys.exit("%s under valgrind did not end within 60 s of SIGTERM: not measured" % a.server)
-    for line in open(out):
-        if line.startswith("totals:") or line.startswith("summary:"):
-            return int(line.split()[1]), out
-    sys.exit("no totals in " + out)
+    return stop_and_total(p, out, a.server), out
 
 
 def main():

@@ -23,6 +23,7 @@
 
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
 #include "support/conn_ledger.h"
+#include "support/handover_ptr.h"
 #include "support/net.h"
 
 using namespace testnet;
@@ -164,11 +165,6 @@ void proxy_close_names_the_source(void **) {
     assert_int_equal(m.closes[WEIR_CLOSE_PEER], 1);
     assert_int_equal(m.closes[WEIR_CLOSE_PROXY], 1);
 }
-
-struct HandoverFree {
-    void operator()(weir_handover *h) const { weir_handover_free(h); }
-};
-using HandoverPtr = std::unique_ptr<weir_handover, HandoverFree>;
 
 // A listeners-only handover: A's keep-alive clients are not moved, each
 // closes at its boundary as HANDOVER, told by A; B, which took the

@@ -35,6 +35,7 @@
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
 #include "loop/linger.h"
 #include "support/h2_wire.h"
+#include "support/handover_ptr.h"
 #include "support/net.h"
 
 using namespace testnet;
@@ -242,10 +243,6 @@ void test_h2_switch_drains_by_goaway(void **) {
     assert_int_equal(weir_engine_pause(a.e), 0);
 }
 
-struct HandoverFree {
-    void operator()(weir_handover *h) const { weir_handover_free(h); }
-};
-
 // A hot upgrade's hand-over (weir_handover_offer / take_over, here two
 // engines of one process): the HTTP/2 connection is not handed over as an
 // image; it drains on A, and the hand-over completes once it has closed.
@@ -255,7 +252,7 @@ void test_h2_handover_drains_by_goaway(void **) {
     if (a.start(config(1, WEIR_MODE_INLINE, hold, nullptr)) == WEIR_E_UNAVAILABLE)
         skip();
     std::string path = "/tmp/weir-test-h2-handover-" + std::to_string(::getpid()) + ".sock";
-    std::unique_ptr<weir_handover, HandoverFree> ha, hb;
+    HandoverPtr ha, hb;
     drains_by_goaway(a, a.port, [&] {
         weir_handover_options o{};
         o.size = sizeof o;

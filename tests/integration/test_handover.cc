@@ -39,6 +39,7 @@
 #include "handover/wire.h"
 #include "loop/listener.h"
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
+#include "support/handover_ptr.h"
 #include "support/net.h"
 
 using namespace testnet;
@@ -70,11 +71,6 @@ std::string sock_path() {
     static int n = 0;
     return "/tmp/weir-test-handover-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".sock";
 }
-
-struct HandoverFree {
-    void operator()(weir_handover *h) const { weir_handover_free(h); }
-};
-using HandoverPtr = std::unique_ptr<weir_handover, HandoverFree>;
 
 weir_handover_options opts(uint32_t flags = 0, uint32_t deadline_ms = 0, uint32_t wait_ms = 5000) {
     weir_handover_options o{};
