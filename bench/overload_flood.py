@@ -260,6 +260,16 @@ def row(backend, r, seconds):
              r["metrics"].get("overload_refused", "-")))
 
 
+READING = (
+    "Reading it: with the manager, a request on a connection the server holds is answered at once, `503` + "
+    "`Retry-After: 1` past the watermark or served behind at most the watermark's exchanges (about inflight x "
+    "workers / capacity); without it every request queues behind the whole flood. A new client meets a paused "
+    "accept (level 3 and up): it waits in the kernel's queue, neither accepted nor reset, until the held exchanges "
+    "fall below the release point, and is then served or refused; that wait is the pause's by design "
+    "(docs/reliability.md, \"Overload\"). Nothing is lost in either arm; the level returns to 0 about a second "
+    "after the flood, once its tail (requests wrk left queued) is served.")
+
+
 def markdown(a, rows):
     cap = a.defer_threads * 1000.0 / a.slow_ms
     out = ["<!-- overload-flood: begin (bench/overload_flood.py; scripts/run-bench part overload) -->",
@@ -276,7 +286,7 @@ def markdown(a, rows):
            "| new client: 503 | new client: 200 | probes lost + wrk socket errors | recovery ms | overload_refused |",
            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     out += rows
-    out += ["<!-- overload-flood: end -->", ""]
+    out += ["", READING, "<!-- overload-flood: end -->", ""]
     return "\n".join(out)
 
 
