@@ -75,6 +75,15 @@ inline int factory(uint32_t, std::unique_ptr<weir::Port> *out) {
 // The client side of one connection against what the host answered.
 inline const char *check_wire(const Client &c, const std::vector<Held> &held, const std::vector<Expect> &ex,
                               size_t client) {
+    // The engine speaks HTTP/2 (protocols auto, the default) to a client
+    // that began with the preface, and after a 101 to `Upgrade: h2c`: its
+    // frames are the h2_session target's to judge (fuzz/oracle/h2.h), and
+    // here only the lifecycle checks hold for it (each connection ends
+    // once, its descriptor closed once, accepted = closes + open).
+    static const char kPreface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    static const char kH2c101[] = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n";
+    if (c.head == kPreface)
+        return nullptr;
     std::vector<const Held *> by_index(ex.size(), nullptr);
     for (const Held &h : held)
         if (h.client == client)
@@ -83,6 +92,8 @@ inline const char *check_wire(const Client &c, const std::vector<Held> &held, co
     while (pos < c.out.size()) {
         bool head = k < by_index.size() && by_index[k] && by_index[k]->head;
         WireResponse r;
+        if (c.out.compare(pos, sizeof kH2c101 - 1, kH2c101) == 0)
+            return nullptr;
         Wire w = parse_response(c.out, pos, head, r);
         if (w == Wire::Malformed)
             return "a client read bytes that are not an HTTP/1.1 response";

@@ -45,6 +45,7 @@ struct Client {
     bool fail_next_write = false;
     bool flushing = false;      // flush() is under way (written() may ask to write again)
     std::string out;            // every byte written to the client
+    std::string head;           // its first 24 bytes sent: HTTP/2's preface makes it an HTTP/2 client
     bool ended = false;         // closed or released by the worker
     bool released = false;      // released (a lingering close or an upgrade)
     int ends = 0;               // close/release calls: more than one is a finding
@@ -139,6 +140,8 @@ class FuzzPort final : public weir::Port {
         if (c.input_ended || c.fin_pending)
             return; // nothing follows a FIN
         c.pending.append(p, n);
+        if (c.head.size() < 24)
+            c.head.append(p, std::min(n, 24 - c.head.size()));
         if (c.slot && c.readable)
             pump(c);
     }
