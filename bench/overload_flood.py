@@ -33,12 +33,15 @@ overload_* metrics (SIGHUP). Loopback only; every run bounded in time.
 import argparse
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import uring  # noqa: E402  (bench/uring.py: the SIGHUP metrics reader)
+from switch_dip import stop_demo  # noqa: E402  (SIGTERM, then a kill if the demo does not end)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 
@@ -65,9 +68,7 @@ def start(a, arm):
     if port is None:
         p.kill()
         sys.exit("weir-demo printed no 'listening on' line: %s" % "".join(out))
-    lines = []
-    threading.Thread(target=lambda: [lines.append(x) for x in p.stdout], daemon=True).start()
-    return p, port, lines
+    return p, port, uring.Metrics(p)
 
 
 def answer_of(s, t0):
@@ -139,24 +140,14 @@ def wrk(a, port):
     return total, non2xx, errors
 
 
-def metrics(p, lines):
-    n = len(lines)
-    p.send_signal(signal.SIGHUP)
-    end = time.monotonic() + 5
-    while time.monotonic() < end:
-        got = {}
-        for line in lines[n:]:
-            k, _, v = line.strip().partition(" ")
-            if k.startswith("overload_") or k in ("closes.overload", "requests"):
-                got[k] = v
-        if "overload_refused" in got:
-            return got
-        time.sleep(0.05)
-    return {}
+def overload_metrics(metrics):
+    """The overload counters of one SIGHUP ({} when the demo does not answer)."""
+    snap = metrics.snapshot() or {}
+    return {k: v for k, v in snap.items() if k.startswith("overload_") or k in ("closes.overload", "requests")}
 
 
 def arm_run(a, arm):
-    p, port, lines = start(a, arm)
+    p, port, metrics = start(a, arm)
     slow = b"/slow?ms=%d" % a.slow_ms
     nprobe = int((a.seconds - 2) / 0.05)
     pre = opened(port, slow, nprobe)
@@ -191,23 +182,19 @@ def arm_run(a, arm):
             time.sleep(0.01)
         for t in probes:
             t.join()
-        m = metrics(p, lines)
+        m = overload_metrics(metrics)
         # The flood's tail (wrk's last requests, queued for the pool or in the
         # kernel's queue when it closed) is still served: the level must come
         # back to 0 once it is, or a paused accept would strand new clients.
         level0 = None
         while time.monotonic() - flood_end < 60:
-            if metrics(p, lines).get("overload_level") == "0":
+            if overload_metrics(metrics).get("overload_level") == 0:
                 level0 = time.monotonic() - flood_end
                 break
             time.sleep(0.2)
         after = one(port, b"/fast")
     finally:
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()
+        stop_demo(p)
     total, non2xx, errors = w["r"]
     return dict(arm=arm, total=total, non2xx=non2xx, errors=errors, fresh=split(fresh), held=split(held),
                 recovery=recovery, metrics=m, level0=level0, after=after)
