@@ -99,6 +99,10 @@ type Metrics struct {
 	// peer, refused over H2MaxStreams, refused as malformed; connections
 	// closed for a flood or rapid reset (each also Closes[WEIR_CLOSE_H2_ABUSE]).
 	H2Sessions, H2Upgrades, H2Streams, H2ResetsByPeer, H2Refused, H2Malformed, H2Floods uint64
+	// Streams held past weir_config.handler_timeout_ms, each cut alone (503,
+	// or RST_STREAM once its answer began; the connection goes on). The
+	// binding leaves that deadline off, so this stays 0 here.
+	H2HandlerTimeouts uint64
 
 	// The binding's own.
 	Polls          uint64 // weir_worker_poll crossings (each also carries the queued inline answers)
@@ -248,6 +252,7 @@ func (e *Engine) Metrics() Metrics {
 			m.H2Refused = uint64(cm.h2_refused)
 			m.H2Malformed = uint64(cm.h2_malformed)
 			m.H2Floods = uint64(cm.h2_floods)
+			m.H2HandlerTimeouts = uint64(cm.h2_handler_timeouts)
 		}
 	}
 	e.life.RUnlock()

@@ -102,6 +102,7 @@ func (m Metrics) WriteText(w io.Writer, prefix string) error {
 	f("h2_refused", m.H2Refused)
 	f("h2_malformed", m.H2Malformed)
 	f("h2_floods", m.H2Floods)
+	f("h2_handler_timeouts", m.H2HandlerTimeouts)
 	for i := range m.Closes {
 		name := CloseReasonName(i)
 		if name != "unknown" || m.Closes[i] != 0 {

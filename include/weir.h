@@ -429,7 +429,10 @@ typedef struct weir_config {
                                     answer to a request handed out; past it weir
                                     answers 503, closes the connection (counted as
                                     WEIR_CLOSE_HANDLER_TIMEOUT) and the exchange's
-                                    handle turns stale. 0 = no deadline: 0            */
+                                    handle turns stale. On HTTP/2 each stream's own:
+                                    a stream held past it is answered 503 (or reset)
+                                    alone and the connection goes on
+                                    (h2_handler_timeouts). 0 = no deadline: 0        */
     uint32_t stream_window_bytes; /* a streamed answer's unsent bytes at most: a write
                                     that would pass it is refused with -EAGAIN and
                                     the stream handed back once half of it has
@@ -897,6 +900,10 @@ typedef struct weir_metrics {
     uint64_t h2_refused; /* streams refused over h2_max_streams (RST_STREAM REFUSED_STREAM) */
     uint64_t h2_malformed; /* streams or connections refused as malformed (RFC 9113 §8.1.1, §5.1.1) */
     uint64_t h2_floods; /* connections closed for a flood or rapid reset (WEIR_CLOSE_H2_ABUSE) */
+    uint64_t h2_handler_timeouts; /* streams the host held past handler_timeout_ms, each
+                                     cut alone: answered 503, or reset (RST_STREAM
+                                     INTERNAL_ERROR) once its answer had begun; the
+                                     connection and its other streams go on (0.4) */
 } weir_metrics;
 
 /* weir_metrics.uring_tier: how the rings run (docs/uring.md). */

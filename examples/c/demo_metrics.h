@@ -87,6 +87,7 @@ static void demo_print_engine_metrics(const weir_metrics *m) {
     F(h2_refused);
     F(h2_malformed);
     F(h2_floods);
+    F(h2_handler_timeouts);
 #undef F
     for (uint32_t i = 0; i < WEIR_CLOSE_REASONS; i++) {
         const char *name = weir_close_reason_name(i);

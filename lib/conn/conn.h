@@ -86,6 +86,10 @@ struct Exchange {
     // queues the exchange itself for its worker to release, so that release
     // needs no allocation that could fail (Worker::respond).
     Exchange *next_drop = nullptr;
+    // The loop's own use: when the host took it or last worked on it (a
+    // streamed answer's write, a body read), for sessions whose exchanges
+    // meet the handler deadline one by one (Worker::expire_held).
+    int64_t host_ms = 0;
 };
 
 // A stretch of a file answer's body, in output order after every byte

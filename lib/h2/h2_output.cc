@@ -283,6 +283,11 @@ size_t H2Session::stream_backlog(const Exchange *x) const {
     return s ? s->backlog() : 0;
 }
 
+bool H2Session::waits_for_peer(const Exchange *x) const {
+    const H2Stream *s = stream_of(x);
+    return s && ((s->body_stream && !s->peer_ended) || s->backlog() > 0);
+}
+
 bool H2Session::streaming(const Exchange *x) const {
     const H2Stream *s = stream_of(x);
     return s && s->streaming;

@@ -132,6 +132,11 @@ class H2Session {
     void attach_file(Exchange *x, int fd, uint64_t offset, bool ranged);
     bool feed_files(size_t window);
     bool streaming(const Exchange *x) const;
+    // The host holding x waits for the peer, not the peer for the host: its
+    // request body is still arriving, or its answer's bytes wait for the
+    // peer's window (the handler deadline does not run; the body and write
+    // deadlines do).
+    bool waits_for_peer(const Exchange *x) const;
     bool file_stream(const Exchange *x) const;
     uint32_t streams() const { return nstreaming_; }
     template <class F> void each_stream(F &&f);

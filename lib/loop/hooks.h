@@ -65,6 +65,13 @@ struct LoopHooks {
     // unseen. tests/integration/test_overload.cc shows it.
     std::atomic<int64_t> overload_fd_sample_ms{0};
     std::atomic<bool> overload_skip_fd_drift{false};
+    // The per-stream handler deadline's arm (Worker::expire_held): HTTP/2
+    // takes the connection's deadline as before, one that runs only while
+    // the connection waits for nothing but the host and starts again with
+    // every answer, so a stream held for ever on a connection whose other
+    // streams keep being answered is never cut. tests/integration/
+    // test_h2_stream_deadline.cc shows it.
+    std::atomic<bool> h2_connection_deadline{false};
 };
 LoopHooks &loop_hooks();
 

@@ -79,6 +79,7 @@ void metrics_sum(const WorkerMetrics *const *workers, uint32_t n, weir_metrics *
     full.h2_refused = s[M_H2_REFUSED];
     full.h2_malformed = s[M_H2_MALFORMED];
     full.h2_floods = s[M_H2_FLOODS];
+    full.h2_handler_timeouts = s[M_H2_HANDLER_TIMEOUTS];
     for (uint32_t r = 0; r < WEIR_CLOSE_REASONS; r++)
         full.closes[r] = s[M_CLOSES + r];
     size_t len = out->size < sizeof full ? out->size : sizeof full;

@@ -73,6 +73,7 @@ enum Metric : uint32_t {
     M_H2_REFUSED,
     M_H2_MALFORMED,
     M_H2_FLOODS,
+    M_H2_HANDLER_TIMEOUTS,
     M_CLOSES, // WEIR_CLOSE_REASONS entries follow
     M_COUNT = M_CLOSES + WEIR_CLOSE_REASONS,
 };

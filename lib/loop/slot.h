@@ -45,6 +45,7 @@ struct Slot {
     bool gone_reported = false;    // cfg.report_gone: what was out has been handed back
     Conn::ProxyResult proxy_counted = Conn::ProxyResult::None; // the PROXY outcome metrics hold (fold)
     TimerNode timer;
+    TimerNode held_timer;     // TimerKind::Held: the oldest held exchange's handler deadline (HTTP/2)
     Binding bind;             // the deadlines that bind (binding.h, worker_binding.cc)
     Slot *next_dirty = nullptr;
     Slot *prev_dirty = nullptr;

@@ -36,6 +36,29 @@ void Timers::arm(TimerNode &n, TimerKind k, int64_t now_ms) {
     size_++;
 }
 
+void Timers::arm_at(TimerNode &n, TimerKind k, int64_t deadline_ms) {
+    disarm(n);
+    if (k == TimerKind::None || k >= TimerKind::Count || dur_[idx(k)] == 0)
+        return;
+    List &l = lists_[idx(k)];
+    n.kind = k;
+    n.deadline_ms = deadline_ms;
+    TimerNode *after = l.tail; // the last node due no later than n
+    while (after && after->deadline_ms > deadline_ms)
+        after = after->prev;
+    n.prev = after;
+    n.next = after ? after->next : l.head;
+    if (n.next)
+        n.next->prev = &n;
+    else
+        l.tail = &n;
+    if (after)
+        after->next = &n;
+    else
+        l.head = &n;
+    size_++;
+}
+
 TimerNode *Timers::pop_expired(int64_t now_ms, TimerKind *fired) {
     for (int i = 1; i < idx(TimerKind::Count); i++) {
         TimerNode *h = lists_[i].head;

@@ -15,7 +15,9 @@
 namespace weir {
 
 // Bind: the tick on which a connection's binding deadlines are judged (binding.h).
-enum class TimerKind : uint8_t { None = 0, Idle, Head, Body, Output, Handler, Proxy, Bind, Count };
+// Held: the handler deadline of a session whose exchanges expire one by one
+// (HTTP/2's streams: Worker::expire_held), the oldest held exchange's.
+enum class TimerKind : uint8_t { None = 0, Idle, Head, Body, Output, Handler, Proxy, Bind, Held, Count };
 
 struct TimerNode {
     TimerNode *prev = nullptr;
@@ -33,6 +35,11 @@ class Timers {
 
     // (Re)arms n for kind k at now + duration(k). A disabled kind disarms.
     void arm(TimerNode &n, TimerKind k, int64_t now_ms);
+    // (Re)arms n for kind k at deadline, which may be earlier than the
+    // kind's newest (a deadline counted from an older moment): the list
+    // stays sorted by a walk from its tail. For the rare re-arms of Held,
+    // never for the per-request kinds.
+    void arm_at(TimerNode &n, TimerKind k, int64_t deadline_ms);
     void disarm(TimerNode &n);
     bool armed(const TimerNode &n) const { return n.kind != TimerKind::None; }
 

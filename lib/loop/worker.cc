@@ -36,6 +36,7 @@ Worker::Worker(Engine &engine, uint32_t index, std::unique_ptr<Port> port)
     timers_.set_duration(TimerKind::Body, c.body_timeout_ms ? c.body_timeout_ms : c.header_timeout_ms);
     timers_.set_duration(TimerKind::Output, c.write_timeout_ms);
     timers_.set_duration(TimerKind::Handler, c.handler_timeout_ms);
+    timers_.set_duration(TimerKind::Held, c.handler_timeout_ms);
     timers_.set_duration(TimerKind::Proxy, c.proxy_timeout_ms); // resolved: never 0
     bind_limits_ = bind_limits_of(c);
     timers_.set_duration(TimerKind::Bind, bind_limits_.tick_ms());

@@ -291,6 +291,8 @@ class Worker final : public ImageSink {
     void apply(Answer *a);
     void post_drop(Exchange *x, bool abort);
     void expire_handlers(Slot &s);
+    void held_from(Slot &s, Exchange *x);
+    void expire_held(Slot &s);
     // worker_stream.cc
     int stream_room(Ticket &t, size_t n);
     int post_foreign(Exchange *x, AnswerKind kind, int status, const weir_header_t *h, size_t nh, Ticket *t);

@@ -50,6 +50,9 @@ void Worker::dispatch(Slot &s) {
         Exchange *x = c.take_request();
         x->user = &s;
         x->drop_abort = 0;
+        if (c.exchanges_expire_alone()) [[unlikely]]
+            held_from(s, x); // HTTP/1 pays one branch
+
         if (inline_) {
             call_handler(x, tickets_.issue(x, TicketState::Local, is_head(x)));
         } else {
@@ -267,6 +270,63 @@ void Worker::expire_handlers(Slot &s) {
             c.respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE); // dropped: released
     });
     mark_dirty(s);
+}
+
+// x is the host's from now (taken, or worked on: a streamed answer's piece,
+// a body read): for a session whose exchanges expire one by one, its
+// handler deadline counts from here, and the slot's Held timer runs while
+// any is held (at the oldest's deadline: expire_held moves it on). The
+// clock is read here, not now_ms_: requests are taken while the port
+// reports, before the pass reads the time its wait ended.
+void Worker::held_from(Slot &s, Exchange *x) {
+    if (!s.session().exchanges_expire_alone())
+        return;
+    x->host_ms = mono_ms();
+    if (!timers_.armed(s.held_timer) && !loop_hooks().h2_connection_deadline.load(std::memory_order_relaxed))
+        timers_.arm(s.held_timer, TimerKind::Held, x->host_ms);
+}
+
+// The Held timer fired: each exchange the host has held past
+// handler_timeout_ms since it took it or last worked on it is taken back
+// alone (its handle turns stale) and answered 503, or its stream reset
+// once its answer began; the connection and the other streams go on
+// (HTTP/1's whole-connection rule is expire_handlers). Exchanges that wait
+// for the peer (a body arriving, an answer held by the peer's window) are
+// the body and write deadlines' to judge: their clock starts again. The
+// timer moves to the next oldest's deadline.
+void Worker::expire_held(Slot &s) {
+    if (s.fd < 0)
+        return; // closed: the zombie's Handler timer frees what is left
+    Session &c = s.session();
+    const int64_t dur = timers_.duration(TimerKind::Held);
+    int64_t oldest = INT64_MAX;
+    bool cut = false;
+    c.each_taken([&](Exchange *x) {
+        TicketState st = tickets_.state(x->handle);
+        if (st != TicketState::Local && st != TicketState::Any && st != TicketState::Stream)
+            return; // its answer is given (or on its way): the host's part is over
+        if (c.waits_for_peer(x))
+            x->host_ms = now_ms_;
+        if (x->host_ms + dur > now_ms_) {
+            oldest = x->host_ms < oldest ? x->host_ms : oldest;
+            return;
+        }
+        TicketState was = TicketState::Free;
+        if (!tickets_.cancel(x->handle, &was))
+            return; // claimed by an answer in this instant: it arrives
+        cut = true;
+        metrics.add(M_H2_HANDLER_TIMEOUTS);
+        if (was == TicketState::Stream && c.streaming(x)) {
+            c.stream_abort(x); // its head has left: no 503 can follow
+            return;
+        }
+        if (c.respond(x, 503, nullptr, 0, nullptr, 0, 0) != 0)
+            c.respond(x, 500, nullptr, 0, nullptr, 0, WEIR_RESPOND_CLOSE); // dropped: released
+    });
+    if (oldest != INT64_MAX)
+        timers_.arm_at(s.held_timer, TimerKind::Held, oldest + dur);
+    if (cut)
+        mark_dirty(s);
 }
 
 } // namespace weir

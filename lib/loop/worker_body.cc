@@ -29,6 +29,7 @@ int64_t Worker::body_read(TicketRef &r, void *buf, size_t cap) {
     if (!x)
         return WEIR_E_STALE;
     Slot &s = *static_cast<Slot *>(x->user);
+    held_from(s, x); // the host is at work on it
     int64_t n = s.session().body_read(x, buf, cap);
     if (n == WEIR_E_GONE) {
         tickets_.retire(h); // consumed (the failure rule): the connection is gone

@@ -73,6 +73,7 @@ Slot *Worker::alloc_slot() {
             chunk[i].worker = this;
             chunk[i].timer.owner = &chunk[i];
             chunk[i].bind.tick.owner = &chunk[i];
+            chunk[i].held_timer.owner = &chunk[i];
             chunk[i].next_free = free_slots_;
             free_slots_ = &chunk[i];
         }
@@ -280,6 +281,7 @@ void Worker::close_conn(Slot &s, uint32_t reason) {
         return;
     timers_.disarm(s.timer);
     timers_.disarm(s.bind.tick);
+    timers_.disarm(s.held_timer);
     fold(s);
     // Counted before the peer can see the close, so a client that saw it
     // reads consistent metrics.
@@ -433,6 +435,7 @@ void Worker::leave(Slot &s, ImageNode *n, ImageSink *to) {
     s.peer.get(&n->img.peer, &n->img.peer_len);
     timers_.disarm(s.timer);
     timers_.disarm(s.bind.tick);
+    timers_.disarm(s.held_timer);
     fold(s);
     s.leaving = n; // before the release: bytes the port still holds join the image
     s.leaving_to = to;

@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "loop/engine.h"
+#include "loop/hooks.h"
 #include "loop/linger.h"
 #include "loop/session.h"
 #include "loop/sock_ops.h"
@@ -104,6 +105,10 @@ void Worker::settle(Slot &s) {
             // closed: idle, kept alive by an answer that left before the level rose
         } else {
             TimerKind k = session_timer(w);
+            // Exchanges that expire alone have the Held timer (expire_held).
+            if (k == TimerKind::Handler && c.exchanges_expire_alone() &&
+                !loop_hooks().h2_connection_deadline.load(std::memory_order_relaxed))
+                k = TimerKind::None;
             // The head's deadline is one for the whole head (a trickle must not
             // extend it); a body's is a wait between reads, so an upload that
             // keeps coming is never cut however long it takes.
@@ -157,6 +162,10 @@ void Worker::expire_timers() {
         Slot &s = *static_cast<Slot *>(n->owner);
         if (k == TimerKind::Bind) {
             bind_expired(s);
+            continue;
+        }
+        if (k == TimerKind::Held) {
+            expire_held(s);
             continue;
         }
         if (k == TimerKind::Handler && (s.fd < 0 || s.session().wait() == ConnWait::Handler)) {

@@ -44,6 +44,7 @@ int Worker::stream_start(TicketRef &r, int status, const weir_header_t *h, size_
         cur_answered_ = true; // also when it is posted behind an interim answer (below)
     if (own && nothing_posted(r)) {
         uint64_t handle = x->handle; // x may be gone after a refused start (worker_answers.cc)
+        held_from(s, x);
         int rc = s.session().stream_start(x, status, h, nh, length, flags);
         if (rc < 0)
             tickets_.retire(handle); // GONE or ENOMEM: consumed (the rule)
@@ -120,6 +121,7 @@ int Worker::stream_write(TicketRef &r, const void *p, size_t n) {
         t.left -= n;
     if (owner_thread() && t.nodes.load(std::memory_order_acquire) == 0) {
         uint64_t handle = x->handle; // x may be gone after a refused write (worker_answers.cc)
+        held_from(s, x);
         int rc = s.session().stream_write(x, p, n);
         if (rc < 0)
             tickets_.retire(handle);
@@ -251,6 +253,7 @@ void Worker::apply_stream(Answer *a) {
     Slot &s = *static_cast<Slot *>(x->user);
     Session &c = s.session();
     int rc = 0;
+    held_from(s, x); // the host is at work on it
     switch (a->kind) {
     case AnswerKind::Start:
         rc = c.stream_start(x, a->status, a->headers, a->num_headers, a->length, a->flags);

@@ -62,6 +62,12 @@ class Session {
     // An exchange whose HTTP/2 stream the peer reset while the host held it
     // (report_gone's per-stream case); HTTP/1 has none (its peer leaves whole).
     Exchange *take_reset() { return proto_ == Proto::Http1 ? nullptr : h2().take_reset(); }
+    // Whether each exchange meets the handler deadline on its own (HTTP/2's
+    // streams: one held too long is answered alone, its siblings and the
+    // connection go on) rather than the connection as a whole (HTTP/1's
+    // answers leave in order: the first late one ends the connection).
+    bool exchanges_expire_alone() const { return proto_ == Proto::Http2; }
+    bool waits_for_peer(const Exchange *x) const { return proto_ == Proto::Http2 && h2().waits_for_peer(x); }
     bool has_request() const { return WEIR_SESSION(has_request()); }
     int respond(Exchange *x, int status, const weir_header_t *h, size_t nh, const void *body, size_t len,
                 uint32_t flags) {

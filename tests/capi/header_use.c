@@ -239,6 +239,8 @@ int weir_header_use(void) {
     n += (int)metrics.overload_idle_closed;
     metrics.h2_floods = 0; /* HTTP/2's, appended at the end (0.4) */
     n += (int)metrics.h2_floods;
+    metrics.h2_handler_timeouts = 0; /* appended after h2_floods (0.4) */
+    n += (int)metrics.h2_handler_timeouts;
     answer.ex = exchange;
     answer.status = 200;
     answer.flags = WEIR_RESPOND_CLOSE;

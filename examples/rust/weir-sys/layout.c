@@ -67,6 +67,7 @@ int main(void) {
     F(weir_metrics, overload_idle_closed)
     F(weir_metrics, h2_sessions) F(weir_metrics, h2_upgrades) F(weir_metrics, h2_streams) F(weir_metrics, h2_resets_by_peer)
     F(weir_metrics, h2_refused) F(weir_metrics, h2_malformed) F(weir_metrics, h2_floods)
+    F(weir_metrics, h2_handler_timeouts)
     F(weir_request, size) F(weir_request, version_minor) F(weir_request, flags) F(weir_request, num_headers)
     F(weir_request, num_trailers) F(weir_request, reserved_) F(weir_request, method) F(weir_request, target)
     F(weir_request, path) F(weir_request, query) F(weir_request, host) F(weir_request, headers)

@@ -233,6 +233,55 @@ void test_request_body_flow_bounded(void **) {
     assert_int_equal(f.peer.got[id].status, 200);
 }
 
+// What the loop's per-stream handler deadline asks (Worker::expire_held):
+// a stream waits for the peer while its request body is still arriving or
+// its answer's bytes wait for the peer's window; a host sitting on a whole
+// request does not. Mutant tried: waits_for_peer always false (the loop
+// would cut a slow upload or a reader that opens its window late as if its
+// host were stuck): the first and third checks fail.
+void test_waits_for_peer(void **) {
+    H2Settings hs;
+    hs.stream_window = 16384;
+    Fixture f(settings(1), hs, {{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 100}}, false);
+    std::string body(200000, 'u'); // past the 65535 a client may send before our SETTINGS
+    int32_t up = f.peer.request("POST", "/up", {}, &body);
+    int32_t get = f.peer.get("/get");
+    f.peer.pump(f.s);
+    Exchange *x = f.s.take_request();
+    Exchange *g = f.s.take_request();
+    assert_non_null(x);
+    assert_non_null(g);
+    assert_true(f.s.waits_for_peer(x));  // its body: stopped at the window
+    assert_false(f.s.waits_for_peer(g)); // a whole request: the host's
+    char buf[4096];
+    for (int i = 0; i < 10000; i++) {
+        int64_t n = f.s.body_read(x, buf, sizeof buf);
+        if (n == -EAGAIN) {
+            f.peer.pump(f.s);
+            continue;
+        }
+        if (n == 0)
+            break;
+    }
+    assert_false(f.s.waits_for_peer(x)); // the whole body read: the host's again
+    assert_int_equal(f.s.respond(x, 200, nullptr, 0, nullptr, 0, 0), 0);
+    // g's answer, 1000 bytes against a window of 100: the rest waits for the peer.
+    assert_int_equal(f.s.stream_start(g, 200, nullptr, 0, UINT64_MAX, 0), 0);
+    std::string chunk(1000, 'q');
+    assert_int_equal(f.s.stream_write(g, chunk.data(), chunk.size()), 0);
+    f.peer.pump(f.s);
+    assert_true(f.s.waits_for_peer(g));
+    nghttp2_session_consume(f.peer.ng, get, 100);
+    nghttp2_submit_window_update(f.peer.ng, NGHTTP2_FLAG_NONE, get, 900);
+    f.peer.pump(f.s);
+    assert_int_equal(f.s.stream_backlog(g), 0);
+    assert_false(f.s.waits_for_peer(g)); // all sent: the host owes the end
+    assert_int_equal(f.s.stream_end(g, nullptr, 0), 0);
+    f.peer.pump(f.s);
+    assert_int_equal(f.peer.got[up].status, 200);
+    assert_true(f.peer.got[get].closed);
+}
+
 // Negative arm of the above: with the window consumed as data comes (the
 // hold switched off), a host that reads nothing still has the whole body
 // pushed at it — memory bounded by nothing but max_body.
@@ -368,6 +417,7 @@ int main(void) {
         cmocka_unit_test(test_request_body_flow_bounded),
         cmocka_unit_test(test_request_body_flow_negative_arm),
         cmocka_unit_test(test_body_read_states),
+        cmocka_unit_test(test_waits_for_peer),
         cmocka_unit_test(test_reset_stream_is_gone),
         cmocka_unit_test(test_zombie_until_answered),
         cmocka_unit_test(test_interim_then_final),

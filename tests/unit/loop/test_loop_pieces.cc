@@ -58,6 +58,38 @@ void test_timers_disarm_and_disabled_kind(void **) {
     assert_int_equal(t.next_deadline(), INT64_MAX);
 }
 
+// Held's deadlines are counted from when the host took an exchange, so a
+// re-arm can fall before the list's newest: arm_at keeps the list sorted
+// (the arm that appended at the tail would fire d after e, and pop_expired
+// at 60 would find the head, e at 90, not due, and miss d).
+void test_timers_arm_at_sorted(void **) {
+    Timers t;
+    t.set_duration(TimerKind::Held, 100);
+    TimerNode a, b, c, d, e;
+    t.arm(a, TimerKind::Held, 0);       // 100
+    t.arm_at(b, TimerKind::Held, 50);   // before the head
+    t.arm_at(c, TimerKind::Held, 150);  // after the tail
+    t.arm_at(d, TimerKind::Held, 120);  // between
+    t.arm_at(e, TimerKind::Held, 100);  // equal to a: after it
+    assert_int_equal(t.size(), 5);
+    assert_int_equal(t.next_deadline(), 50);
+    TimerKind k;
+    TimerNode *want[] = {&b, &a, &e, &d, &c};
+    for (TimerNode *w : want) {
+        assert_null(t.pop_expired(w->deadline_ms - 1, &k));
+        assert_ptr_equal(t.pop_expired(w->deadline_ms, &k), w);
+        assert_int_equal(static_cast<int>(k), static_cast<int>(TimerKind::Held));
+    }
+    assert_int_equal(t.size(), 0);
+    t.arm_at(a, TimerKind::Held, 10);
+    t.arm_at(a, TimerKind::Held, 5); // a re-arm moves it
+    assert_int_equal(t.size(), 1);
+    assert_int_equal(t.next_deadline(), 5);
+    t.set_duration(TimerKind::Held, 0); // disabled: never armed
+    t.arm_at(b, TimerKind::Held, 1);
+    assert_false(t.armed(b));
+}
+
 struct Item : MpscNode {
     int producer = 0;
     int seq = 0;
@@ -216,6 +248,7 @@ int main() {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timers_fifo_per_kind),
         cmocka_unit_test(test_timers_disarm_and_disabled_kind),
+        cmocka_unit_test(test_timers_arm_at_sorted),
         cmocka_unit_test(test_mpsc_many_producers_fifo_each),
         cmocka_unit_test(test_doors_batch_leaves_owed),
         cmocka_unit_test(test_doors_drain_all_never_owed),

@@ -372,6 +372,7 @@ pub struct weir_metrics {
     pub h2_refused: u64,
     pub h2_malformed: u64,
     pub h2_floods: u64,
+    pub h2_handler_timeouts: u64,
 }
 
 #[repr(C)]

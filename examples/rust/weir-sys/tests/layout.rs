@@ -89,7 +89,8 @@ fn field_offsets_match_the_header() {
                        overload_level, overload_engaged, overload_keepalive_off, overload_accept_shrunk,
                        overload_accept_pauses, overload_refused,
                        mem_pooled_bytes, mem_returned_bytes, mem_trims, overload_idle_closed,
-                       h2_sessions, h2_upgrades, h2_streams, h2_resets_by_peer, h2_refused, h2_malformed, h2_floods }
+                       h2_sessions, h2_upgrades, h2_streams, h2_resets_by_peer, h2_refused, h2_malformed, h2_floods,
+                       h2_handler_timeouts }
         weir_request { size, version_minor, flags, num_headers, num_trailers, reserved_, method, target, path,
                        query, host, headers, trailers, body, connection_id, body_length }
         weir_answer_t { ex, status, flags, headers, num_headers, body, body_len, result, reserved_ }
