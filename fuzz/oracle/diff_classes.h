@@ -292,14 +292,17 @@ inline const std::vector<StrictClass> &classes() {
                     !llhttp_method(w.method);
          }},
         {"pri-preface",
-         "llhttp takes the method PRI only as the start of HTTP/2's connection preface (PRI * HTTP/2.0); "
+         "llhttp takes the method PRI only as the start of HTTP/2's connection preface (PRI * HTTP/2.0): "
+         "after a PRI head it refuses what is not the preface's SM line, or waits for that line; "
          "weir's parser takes PRI as any other token and leaves the answer to the handler, as Go's net/http "
          "and nginx do (the engine's first-bytes sniff takes the real preface before the parser sees it; "
          "with protocols http1 the preface is refused, 400 for its * target)",
          "RFC 9110 9.1 (method = token); RFC 9113 3.4 (the preface is chosen so that HTTP/1.1 servers do "
          "not go on; no rule asks them to refuse PRI on HTTP/1.1)",
          [](const std::string &, const Message &w, const Message &l) {
-             return accept_refuse(w, l) && l.code == HPE_INVALID_VERSION && w.method == "PRI";
+             return w.verdict == Verdict::Accept && w.method == "PRI" &&
+                    ((l.verdict == Verdict::Refuse && l.code == HPE_INVALID_VERSION) ||
+                     l.verdict == Verdict::Incomplete);
          }},
         {"cl-repeated", "llhttp refuses a Content-Length repeated with the same value (\"5, 5\" or two fields)",
          "RFC 9110 8.6 (a recipient MAY take identical values as one)",
