@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "loop/engine.h"
+#include "loop/linger.h"
 
 namespace weir {
 
@@ -42,8 +43,9 @@ int Engine::begin_pause() { return command(true, nullptr); }
 int Engine::resume() { return command(false, nullptr); }
 
 bool Engine::every_listener_closed() const {
+    bool gives = !linger_hooks().pause_ignores_gives.load(std::memory_order_relaxed);
     for (auto &w : workers_)
-        if (!w->finished() && w->listener_state() != ListenerState::Closed)
+        if (!w->finished() && (w->listener_state() != ListenerState::Closed || (gives && w->gives_open() > 0)))
             return false;
     return true;
 }

@@ -57,6 +57,13 @@ struct LingerHooks {
     // outgoing engine lingers and closes its listener, the incoming one
     // opens a new socket, and what the closed queue held is reset.
     std::atomic<bool> switch_reopens{false};
+    // The give's end (worker_give.cc): a worker sleeps this long after its
+    // hand-off calls into the taker, before it counts the give done; and
+    // the arm that must lose, a pause that counts listeners only (as
+    // before), returning inside that sleep. tests/integration/
+    // test_switch_pause_waits_give.cc.
+    std::atomic<int> give_done_delay_ms{0};
+    std::atomic<bool> pause_ignores_gives{false};
     std::atomic<void (*)(uint32_t worker, LingerEvent ev)> on_event{nullptr};
     std::atomic<void (*)(int fd)> on_accept{nullptr}; // every accepted fd, before it is served
 
@@ -68,6 +75,8 @@ struct LingerHooks {
         skip_guard = false;
         sysctl_path = nullptr;
         switch_reopens = false;
+        give_done_delay_ms = 0;
+        pause_ignores_gives = false;
         on_event = nullptr;
         on_accept = nullptr;
     }

@@ -167,6 +167,11 @@ class Worker final : public ImageSink {
     void give_listener_to(Worker *to);
     void listener_not_coming();
     bool receive_listener(int fd);
+    // Any thread: give commands this worker has not finished with (it may
+    // still call into the taker). weir_engine_pause counts such a worker as
+    // not closed, so a host that destroys the taker's engine once the pause
+    // returned never does so under this worker's call.
+    uint32_t gives_open() const { return gives_open_.load(std::memory_order_acquire); }
     // Any thread: what a handover's sender reads (worker_hold.cc). As of
     // this worker's last pass: whether it acted on the engine's accept hold,
     // and how many connections it still held (open or on their way out).
@@ -363,6 +368,7 @@ class Worker final : public ImageSink {
     void reopen_listener();
     ListenerInbox inbox_;
     std::atomic<Worker *> give_to_{nullptr};
+    std::atomic<uint32_t> gives_open_{0}; // commands given, not yet acted on or called off
     bool reopen_owed_ = false; // a resume that waits for a promised listener
     bool taken_in_ = false;    // this pass adopted one: the engine's pause applies to it
 

@@ -14,6 +14,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+
 #include "loop/engine.h"
 #include "loop/linger.h"
 #include "loop/sock_ops.h"
@@ -33,10 +36,14 @@ bool open_state(ListenerState s) { return s == ListenerState::Active || s == Lis
 } // namespace
 
 void Worker::give_listener_to(Worker *to) {
+    if (to)
+        gives_open_.fetch_add(1, std::memory_order_acq_rel); // before the command can be taken
     // A command not acted on yet is replaced: its taker hears that nothing
     // is coming (a switch back before this worker gave: it keeps its own).
-    if (Worker *old = give_to_.exchange(to, std::memory_order_acq_rel))
+    if (Worker *old = give_to_.exchange(to, std::memory_order_acq_rel)) {
         old->listener_not_coming();
+        gives_open_.fetch_sub(1, std::memory_order_acq_rel);
+    }
     wake();
 }
 
@@ -76,6 +83,14 @@ void Worker::give_tick() {
                 give_out(to);
             else
                 to->listener_not_coming();
+            // Done with `to`: only now may a pause waiter return (and its
+            // host destroy `to`'s engine). TSan found a pause that returned
+            // on the listener's Closed (set before the hand-off) while this
+            // worker was still inside to->wake().
+            if (int ms = linger_hooks().give_done_delay_ms.load(std::memory_order_relaxed))
+                std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+            gives_open_.fetch_sub(1, std::memory_order_acq_rel);
+            engine_.pause_notify();
         }
     }
     // One arrived after this engine was switched away again: it pauses as
