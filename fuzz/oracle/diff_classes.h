@@ -179,6 +179,21 @@ inline const std::vector<StrictClass> &classes() {
                  }
              return false;
          }},
+        {"chunk-ext-ctl",
+         "weir refuses a control character (DEL, or a CTL other than HTAB) in a chunk extension; llhttp "
+         "takes one inside a quoted-string",
+         "RFC 9110 5.6.4 (qdtext and quoted-pair exclude CTLs and DEL), RFC 9112 7.1.1",
+         [](const std::string &in, const Message &w, const Message &l) {
+             if (!refuse_accept(w, l, WEIR_E_BAD_CHUNK) || !l.chunked)
+                 return false;
+             for (const ChunkLine &c : chunk_lines(in, l))
+                 for (size_t i = c.ext; i < c.cr; i++) {
+                     const unsigned char b = static_cast<unsigned char>(in[i]);
+                     if (b == 0x7f || (b < 0x20 && b != '\t'))
+                         return true;
+                 }
+             return false;
+         }},
         {"te-in-http10", "weir refuses Transfer-Encoding in an HTTP/1.0 request",
          "RFC 9112 6.1 (MUST treat the framing as faulty)",
          [](const std::string &, const Message &w, const Message &l) {
