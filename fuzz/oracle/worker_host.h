@@ -80,15 +80,18 @@ class Host {
 
     // One poll: new exchanges join held; ones it holds already come back
     // (a stream's room, a body's bytes, an upgrade's hand-back, a report).
-    void poll() {
+    // The exchanges it handed out (0: a pass ran and nothing was ready;
+    // a poll that finds exchanges ready hands them out without a pass).
+    int poll() {
         weir_exchange *xs[32];
         int n = w->poll(xs, 32, 0);
         if (n < 0) {
             why = "poll failed";
-            return;
+            return 0;
         }
         for (int i = 0; i < n; i++)
             take(xs[i]);
+        return n;
     }
 
     // ---- host actions; a is the schedule's argument bytes
