@@ -95,6 +95,13 @@ bool start(Server &s) {
     return s.start(cfg) != WEIR_E_UNAVAILABLE;
 }
 
+// Stamps *at with the time id is first seen closed (a 503 or a reset
+// arrived), for judging it against when its request was sent.
+void stamp_closed(h2wire::Client &c, int32_t id, int64_t *at) {
+    if (!*at && c.got[id].closed)
+        *at = now_ms();
+}
+
 // One quick request after another (every T/8) for ms; returns how many were
 // answered 200. Stops early when stop() says so (checked between requests).
 int traffic(h2wire::Client &c, int ms, const std::function<bool()> &stop) {
@@ -122,8 +129,7 @@ void busy_connection(bool connection_deadline) {
     assert_true(c.run([] { return held() == 1; }));
     int64_t answered_at = 0;
     int ok = traffic(c, 4 * kT, [&] {
-        if (!answered_at && c.got[h].closed)
-            answered_at = now_ms();
+        stamp_closed(c, h, &answered_at);
         return false;
     });
     loop_hooks().h2_connection_deadline.store(false);
@@ -161,10 +167,8 @@ void test_h2_stream_deadline_counts_from_each_stream(void **) {
     int32_t b = c.get("/hold-b");
     int64_t at_a = 0, at_b = 0;
     assert_true(c.run([&] {
-        if (!at_a && c.got[a].closed)
-            at_a = now_ms();
-        if (!at_b && c.got[b].closed)
-            at_b = now_ms();
+        stamp_closed(c, a, &at_a);
+        stamp_closed(c, b, &at_b);
         return at_a && at_b;
     }, 10 * kT));
     assert_int_equal(c.got[a].status, 503);
@@ -199,15 +203,11 @@ void test_h2_stream_deadline_resets_a_begun_answer(void **) {
     int64_t reset_at = 0;
     for (int i = 0; i < 6; i++) {
         assert_int_equal(weir_stream_write(bx, "piece;", 6), 0);
-        pump(c, kT / 3, [&] {
-            if (!reset_at && c.got[silent].closed)
-                reset_at = now_ms();
-        });
+        pump(c, kT / 3, [&] { stamp_closed(c, silent, &reset_at); });
     }
     assert_int_equal(weir_stream_end(bx, nullptr, 0), 0);
     assert_true(c.run([&] {
-        if (!reset_at && c.got[silent].closed)
-            reset_at = now_ms();
+        stamp_closed(c, silent, &reset_at);
         return c.got[busy].closed && reset_at;
     }, 10 * kT));
     assert_int_equal(c.got[busy].status, 200);
