@@ -189,9 +189,9 @@ class H2Session {
     bool detach_upgraded(ConnImage &) { return false; }
     bool adopt(const ConnImage &) { return false; }
 
-    const Conn::Counters &counters() const { return counters_; }
+    const SessionCounters &counters() const { return counters_; }
     const H2Counters &h2_counters() const { return h2c_; }
-    Conn::ProxyResult proxy_result() const { return Conn::ProxyResult::None; }
+    ProxyResult proxy_result() const { return ProxyResult::None; }
 
     // Test hooks (set only by single-threaded unit tests): switch a bound
     // off to show the loss it guards against.
@@ -214,7 +214,7 @@ class H2Session {
     h2_detail::MemCache *mem_ = nullptr; // nghttp2's freed blocks (h2_alloc.cc), deleted after ng_
     OutQueue out_;
     char *in_ = nullptr; // the read buffer (cs_.read_buffer_size), lent by read_space
-    Conn::Counters counters_{};
+    SessionCounters counters_{};
     H2Counters h2c_{};
     H2Counters h2_folded_{.sessions = 0}; // what the loop has folded into its metrics (fold_h2)
     uint32_t close_reason_ = kOpen;

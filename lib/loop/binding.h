@@ -22,8 +22,8 @@
 
 #include <cstdint>
 
-#include "conn/conn.h"
 #include "loop/timers.h"
+#include "proto/exchange.h"
 
 namespace weir {
 

@@ -11,9 +11,9 @@
 #include <cstring>
 #include <new>
 
-#include "http1/parser.h"
 #include "loop/config.h"
 #include "loop/hooks.h"
+#include "proto/settings.h"
 #include "proxy/proxy.h"
 #include "util/sized.h"
 
@@ -43,11 +43,6 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
         return -EINVAL;
     e->host_ = c.host;
     c.host = e->host_.c_str();
-    // Copied and clamped once, for every Conn; cfg_ then points at the copy,
-    // never at the caller's struct.
-    if (!http1::limits_resolve(c.limits, &e->settings_.limits))
-        return -EINVAL;
-    c.limits = &e->settings_.limits;
     uint32_t n = c.workers;
     if (n == 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -56,15 +51,6 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
     if (n > 1024)
         return -EINVAL;
     c.workers = n;
-    e->settings_.read_buffer_size = c.read_buffer_size;
-    e->settings_.max_pipeline = c.max_pipeline;
-    e->settings_.max_output_bytes = c.max_output_bytes;
-    if (c.stream_window_bytes == 0) // the default, within a smaller output limit
-        c.stream_window_bytes = c.max_output_bytes < (256u << 10) ? c.max_output_bytes : 256u << 10;
-    if (c.stream_window_bytes > c.max_output_bytes)
-        return -EINVAL;
-    e->settings_.stream_window = c.stream_window_bytes;
-    e->settings_.stream_body_bytes = c.stream_body_bytes;
     // The PROXY protocol: the list copied (cfg_ never points at the caller's
     // memory) and parsed once, for every accept.
     if (c.proxy_protocol != WEIR_PROXY_OFF && c.proxy_protocol != WEIR_PROXY_ON)
@@ -77,24 +63,9 @@ int Engine::create(const weir_config *cfg, Engine **out, PortFactory factory) {
         e->proxy_trusted_ = c.proxy_trusted;
         c.proxy_trusted = e->proxy_trusted_.c_str();
     }
-    e->settings_.proxy_max_bytes = c.proxy_max_bytes;
-    // HTTP/2 (docs/http2.md): which protocols, and its own bounds.
-    if (c.protocols == 0)
-        c.protocols = WEIR_PROTO_AUTO;
-    if (c.protocols & ~WEIR_PROTO_AUTO)
+    // What every connection's session is configured with (proto/settings.h).
+    if (!session_settings(c, &e->settings_))
         return -EINVAL;
-    if (c.h2_max_streams == 0)
-        c.h2_max_streams = 100;
-    if (c.h2_header_table == 0)
-        c.h2_header_table = 4096;
-    if (c.h2_stream_window == 0)
-        c.h2_stream_window = 65535;
-    if (c.h2_max_streams > 10000 || c.h2_header_table > 65536 || c.h2_stream_window > 0x7fffffffu)
-        return -EINVAL;
-    e->settings_.protocols = c.protocols;
-    e->settings_.h2_max_streams = c.h2_max_streams;
-    e->settings_.h2_header_table = c.h2_header_table;
-    e->settings_.h2_stream_window = c.h2_stream_window;
     // A window shorter than a few passes would judge a rate on one read's
     // luck; WEIR_DEADLINE_OFF is no window (the rates have their own off).
     if (c.rate_window_ms < 10 || c.rate_window_ms == WEIR_DEADLINE_OFF)

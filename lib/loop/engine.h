@@ -14,11 +14,11 @@
 #include <thread>
 #include <vector>
 
-#include "conn/conn.h"
 #include "loop/overload.h"
 #include "loop/port.h"
 #include "loop/reaper.h"
 #include "loop/worker.h"
+#include "proto/exchange.h"
 #include "proxy/trust.h"
 #include "weir.h"
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "conn/conn.h"
 #include "loop/ledger.h"
 #include "loop/mpsc.h"
+#include "proto/exchange.h"
 
 namespace weir {
 

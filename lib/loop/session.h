@@ -3,23 +3,20 @@
 // loop keeps the timer lists, the settle and the closing; the session says
 // which deadline it is under and what passing it means in its protocol.
 //
-// HTTP/1's Conn is the only session yet, so Session is Conn and every call
-// is inline: the seam costs nothing on the hot path (bench/callgrind_h1.py).
-// A second session comes in behind the slot's tag (§2b "Binding and cost"),
-// and these calls are where it is told apart.
-//
-// Cut concern by concern. Through it now: the session's own deadlines
-// (session_timer, session_expire) and the cuts of the deadlines that bind
-// (session_cut, session_reading). Every other Conn call of lib/loop/ is
-// listed in §2b with the call that will replace it.
+// The slot holds a Session (proto/session.h): HTTP/1's Conn or HTTP/2's
+// H2Session behind a one-byte tag, HTTP/1's case inline, so the seam costs
+// nothing on the hot path (bench/callgrind_h1.py). This file is the loop's
+// side of the deadlines: which timer kind a session's wait arms, and what
+// the loop does when one passes (session_timer, session_expire) or when a
+// deadline that binds cuts (session_cut, session_reading). Every session
+// call the loop makes is placed in §2b (tests/scripts/layers.sh).
 #pragma once
 
 #include <cstdint>
 
-#include "conn/conn.h"
-#include "proto/session.h"
 #include "loop/binding.h"
 #include "loop/timers.h"
+#include "proto/session.h"
 #include "weir.h"
 
 namespace weir {

@@ -9,12 +9,11 @@
 #include <cstdint>
 #include <new>
 
-#include "conn/conn.h"
-#include "proto/session.h"
 #include "loop/binding.h"
 #include "loop/image_sink.h"
 #include "loop/port.h"
 #include "loop/timers.h"
+#include "proto/session.h"
 #include "util/peer_addr.h"
 
 namespace weir {
@@ -43,7 +42,7 @@ struct Slot {
     std::atomic<bool> gone{false}; // fd closed: foreign answers are dropped
     std::atomic<bool> peer_left{false}; // the peer's FIN (or a read error) came: weir_exchange_gone
     bool gone_reported = false;    // cfg.report_gone: what was out has been handed back
-    Conn::ProxyResult proxy_counted = Conn::ProxyResult::None; // the PROXY outcome metrics hold (fold)
+    ProxyResult proxy_counted = ProxyResult::None; // the PROXY outcome metrics hold (fold)
     TimerNode timer;
     TimerNode held_timer;     // TimerKind::Held: the oldest held exchange's handler deadline (HTTP/2)
     Binding bind;             // the deadlines that bind (binding.h, worker_binding.cc)
@@ -58,7 +57,7 @@ struct Slot {
     uint64_t upgrade_handle = 0;  // answered 101: leaves for the host (worker_upgrade.cc)
     uint64_t body_handle = 0;     // the host waits for this exchange's body (worker_body.cc)
     PeerAddr peer;            // the socket's, or a PROXY header's source
-    Conn::Counters folded{};
+    SessionCounters folded{};
     alignas(8) unsigned char port[kPortSlotBytes]; // the backend's own (port_state)
 };
 

@@ -6,7 +6,7 @@
 #include <new>
 #include <thread>
 
-#include "conn/conn.h"
+#include "proto/exchange.h"
 #include "weir.h"
 
 namespace weir {

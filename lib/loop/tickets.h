@@ -56,8 +56,9 @@ struct Ticket {
     // order: an owning-thread piece goes through the queue while any is
     // there), what the loop last saw unsent, whether a writer was refused
     // for room (the loop then hands the stream back once there is some),
-    // and the bytes a Length answer still owes (UINT64_MAX: no length).
-    uint8_t framing = 0; // http1::StreamFraming
+    // whether its end may carry trailers, and the bytes a counted answer
+    // still owes (UINT64_MAX: no length; proto/answer_rules.h).
+    bool trailers = false;
     std::atomic<uint32_t> nodes{0};
     std::atomic<uint64_t> bytes{0};
     std::atomic<uint64_t> backlog{0};

@@ -1,24 +1,29 @@
 // The worker: one event loop, the same whatever the backend.
 //
-// Worker holds everything that is not I/O: connection slots and their Conns,
-// timers, the doors and their accept batches, the hand-off and answer queues,
-// the inline/driven dispatch, shutdown, the pause, metrics. Its Port (port.h)
-// does the I/O and reports back through the port callbacks below. See
-// docs/engine.md for the pass order and a connection's life.
+// Worker holds everything that is not I/O: connection slots and their
+// sessions, timers, the doors and their accept batches, the hand-off and
+// answer queues, the inline/driven dispatch, shutdown, the pause, metrics.
+// Its Port (port.h) does the I/O and reports back through the port
+// callbacks below. See docs/engine.md for the pass order and a
+// connection's life.
 //
-// The worker is carved by concern, one file each (the protocol seam in
-// docs/DESIGN.md §2b says which of them move to the protocol's side):
+// The worker is carved by concern, one file each:
 //   the loop        worker.cc (the pass, the wait, the wake),
 //                   worker_settle.cc (settling, the port's callbacks),
 //                   worker_conns.cc (slots, admitting, closing, detaching),
+//                   worker_conn_events.cc (the host's connection events),
 //                   worker_doors.cc (doors, accept, hand-off),
 //                   worker_binding.cc (the deadlines that bind),
 //                   worker_stop.cc (shutdown, the driven poll),
 //                   worker_pause.cc (the pause linger),
 //                   worker_give.cc (the listener a switch moves),
 //                   worker_hold.cc (a hot upgrade's hold and cut),
-//                   worker_overload.cc (the overload manager's actions);
-//   HTTP/1 answers  worker_answers.cc (handlers, the answer queue),
+//                   worker_overload.cc (the overload manager's actions),
+//                   worker_trim.cc (giving idle memory back);
+//   exchanges       the host's side of an exchange, whatever its protocol
+//                   (which thread, which ticket, the queue; the session of
+//                   the exchange frames it: docs/DESIGN.md §2b):
+//                   worker_answers.cc (handlers, the answer queue),
 //                   worker_exchange.cc (capi's entry points, by ticket),
 //                   worker_stream.cc (streamed answers),
 //                   worker_file.cc (file answers),
@@ -44,7 +49,6 @@
 #include <new>
 #include <vector>
 
-#include "conn/conn.h"
 #include "loop/answer.h"
 #include "loop/doors.h"
 #include "loop/exchange_api.h"

@@ -5,10 +5,10 @@
 // (WEIR_E_STALE) instead of reaching the request now at that address.
 #include <cerrno>
 
-#include "http1/response.h"
 #include "loop/engine.h"
 #include "loop/hooks.h"
 #include "loop/worker.h"
+#include "proto/answer_rules.h"
 
 namespace weir {
 
@@ -96,7 +96,7 @@ int Worker::respond(TicketRef &r, int status, const weir_header_t *h, size_t nh,
     // claim, on every thread alike (the one failure rule, weir.h).
     if (flags & ~(WEIR_RESPOND_CLOSE | WEIR_RESPOND_ABORT))
         return -EINVAL;
-    int rc = http1::validate_answer(status, h, nh, body, len);
+    int rc = answer_check(status, h, nh, body, len);
     if (rc < 0)
         return rc;
     if (answer_floor(h, nh, len, r.head()) > engine_.settings().max_output_bytes)

@@ -109,7 +109,7 @@ void Worker::free_if_spent(Slot &s) {
 }
 
 void Worker::fold(Slot &s) {
-    const Conn::Counters &c = s.session().counters();
+    const SessionCounters &c = s.session().counters();
     metrics.add(M_REQUESTS, c.requests - s.folded.requests);
     metrics.add(M_RESPONSES, c.responses - s.folded.responses);
     metrics.add(M_PARSE_ERRORS, c.parse_errors - s.folded.parse_errors);
@@ -130,7 +130,7 @@ void Worker::fold(Slot &s) {
 
 // The PROXY header's outcome, once a connection (it changes at most once).
 void Worker::count_proxy(Slot &s) {
-    using R = Conn::ProxyResult;
+    using R = ProxyResult;
     R r = s.session().proxy_result();
     s.proxy_counted = r;
     switch (r) {
@@ -210,7 +210,7 @@ void Worker::admit(ConnImage &img) {
     s.upgrade_handle = 0;
     s.body_handle = 0;
     s.answered = false;
-    s.proxy_counted = Conn::ProxyResult::None;
+    s.proxy_counted = ProxyResult::None;
     // A moved connection's clocks restart here (docs/reliability.md: it
     // moves at a request boundary, so at most a head's start is restarted).
     s.bind.reset(img.requests + 1, now_ms_);

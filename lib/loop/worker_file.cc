@@ -12,11 +12,11 @@
 
 #include <cerrno>
 
-#include "http1/response.h"
 #include "loop/engine.h"
 #include "loop/hooks.h"
 #include "loop/sock_ops.h"
 #include "loop/worker.h"
+#include "proto/answer_rules.h"
 
 namespace weir {
 
@@ -24,7 +24,7 @@ int Worker::respond_file(TicketRef &r, int status, const weir_header_t *h, size_
                          uint64_t len, uint32_t flags) {
     if (flags & ~WEIR_RESPOND_CLOSE)
         return -EINVAL;
-    if (int rc = http1::validate_answer(status, h, nh, nullptr, 0); rc < 0)
+    if (int rc = answer_check(status, h, nh, nullptr, 0); rc < 0)
         return rc;
     struct stat st;
     if (fd < 0 || ::fstat(fd, &st) != 0)

@@ -7,9 +7,9 @@
 // (nothing_posted): a 1xx after the final answer would be a protocol error.
 #include <cerrno>
 
-#include "http1/response.h"
 #include "loop/engine.h"
 #include "loop/worker.h"
+#include "proto/answer_rules.h"
 
 namespace weir {
 
@@ -18,7 +18,7 @@ bool Worker::nothing_posted(TicketRef &r) { return r.ticket().nodes.load(std::me
 int Worker::interim(TicketRef &r, int status, const weir_header_t *h, size_t nh) {
     if (status < 100 || status > 199 || status == 101)
         return -EINVAL; // 101 is weir_upgrade's
-    if (int rc = http1::validate_answer(200, h, nh, nullptr, 0); rc < 0)
+    if (int rc = fields_check(h, nh); rc < 0)
         return rc;
     bool own = owner_thread();
     if (int rc = r.open(own); rc < 0)

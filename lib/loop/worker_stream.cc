@@ -12,9 +12,9 @@
 #include <climits>
 #include <cstdio>
 
-#include "http1/response.h"
 #include "loop/engine.h"
 #include "loop/worker.h"
+#include "proto/answer_rules.h"
 
 namespace weir {
 
@@ -22,7 +22,7 @@ int Worker::stream_start(TicketRef &r, int status, const weir_header_t *h, size_
                          uint32_t flags) {
     if (flags & ~WEIR_RESPOND_CLOSE)
         return -EINVAL;
-    if (int rc = http1::validate_answer(status, h, nh, nullptr, 0); rc < 0)
+    if (int rc = answer_check(status, h, nh, nullptr, 0); rc < 0)
         return rc;
     bool own = owner_thread();
     Exchange *x = nullptr;
@@ -32,13 +32,9 @@ int Worker::stream_start(TicketRef &r, int status, const weir_header_t *h, size_
     // The request stays as it was while its exchange is out: any thread may
     // read it to learn the framing, which write and end check on every
     // thread alike.
-    // An HTTP/2 stream (version_minor 0) frames like HTTP/1.1 chunked: an
-    // unknown length ends with END_STREAM, and trailers fit (a trailing
-    // HEADERS), which Close framing would refuse in stream_end.
-    uint32_t minor = (x->req.flags & WEIR_REQ_HTTP2) ? 1 : x->req.version_minor;
-    auto framing = http1::stream_framing(status, t.head, minor, length != UINT64_MAX);
-    t.framing = static_cast<uint8_t>(framing);
-    t.left = framing == http1::StreamFraming::Length ? length : UINT64_MAX;
+    StreamRule rule = stream_rule(x->req, status, t.head, length != UINT64_MAX);
+    t.trailers = rule.trailers;
+    t.left = rule.counted ? length : UINT64_MAX;
     Slot &s = *static_cast<Slot *>(x->user);
     if (own && x == cur_ex_)
         cur_answered_ = true; // also when it is posted behind an interim answer (below)
@@ -157,10 +153,9 @@ int Worker::stream_end(TicketRef &r, const weir_header_t *tr, size_t nt) {
     if (int rc = r.stream(&x); rc < 0)
         return rc;
     Ticket &t = r.ticket();
-    auto framing = static_cast<http1::StreamFraming>(t.framing);
     if (t.left != UINT64_MAX && t.left > 0)
         return -EINVAL; // bytes owed: write them first
-    if (nt && (framing != http1::StreamFraming::Chunked || http1::validate_answer(200, tr, nt, nullptr, 0) < 0))
+    if (nt && (!t.trailers || fields_check(tr, nt) < 0))
         return -EINVAL;
     if (int rc = r.end_stream(&x); rc < 0)
         return rc;

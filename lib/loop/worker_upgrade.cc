@@ -15,14 +15,14 @@
 #include <cerrno>
 #include <cstring>
 
-#include "http1/response.h"
 #include "loop/engine.h"
 #include "loop/worker.h"
+#include "proto/answer_rules.h"
 
 namespace weir {
 
 int Worker::upgrade(TicketRef &r, const weir_header_t *h, size_t nh, bool raw) {
-    if (int rc = http1::validate_answer(200, h, nh, nullptr, 0); rc < 0)
+    if (int rc = fields_check(h, nh); rc < 0)
         return rc;
     Exchange *px = r.peek(); // the request stays as it was while its handle is live
     const uint32_t want = WEIR_REQ_UPGRADE | WEIR_REQ_KEEP_ALIVE;

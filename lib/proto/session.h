@@ -112,7 +112,7 @@ class Session {
     // ---- the PROXY prelude (always HTTP/1's Conn: it comes before the sniff)
     void expect_proxy(PeerAddr *peer, bool trusted) { h1().expect_proxy(peer, trusted); }
     void expire_proxy() { WEIR_SESSION(expire_proxy()); }
-    Conn::ProxyResult proxy_result() const { return proto_ == Proto::Http1 ? h1().proxy_result() : proxy_result_; }
+    ProxyResult proxy_result() const { return proto_ == Proto::Http1 ? h1().proxy_result() : proxy_result_; }
 
     // ---- deadlines and lifecycle
     void expire_input(uint32_t reason) { WEIR_SESSION(expire_input(reason)); }
@@ -131,7 +131,7 @@ class Session {
     bool lent() const { return WEIR_SESSION(lent()); }
     uint64_t id() const { return WEIR_SESSION(id()); }
     uint64_t reading() const { return WEIR_SESSION(reading()); }
-    const Conn::Counters &counters() const { return WEIR_SESSION(counters()); }
+    const SessionCounters &counters() const { return WEIR_SESSION(counters()); }
 
     // ---- moving
     void hold() { WEIR_SESSION(hold()); }
@@ -168,7 +168,7 @@ class Session {
     const ConnSettings &settings_;
     ConnPool &pool_;
     Proto proto_ = Proto::Http1;
-    Conn::ProxyResult proxy_result_ = Conn::ProxyResult::None; // the Conn's, once HTTP/2 took over
+    ProxyResult proxy_result_ = ProxyResult::None; // the Conn's, once HTTP/2 took over
 };
 
 } // namespace weir

@@ -6,10 +6,15 @@
 #     lib/backends/); lib/backends/ is the only place that includes both;
 #  3. every Conn method lib/loop/ calls is in §2b's table (the inventory the
 #     protocol seam replaces): a new call from the loop into HTTP/1 has to be
-#     placed in the seam's grouping, or the seam's count goes stale unseen.
+#     placed in the seam's grouping, or the seam's count goes stale unseen;
+#  4. lib/loop/ names nothing of HTTP/1: no include of http1/ or conn/ (a
+#     session's vocabulary and its rules come from proto/), no http1:: and
+#     no Conn class in its code (comments aside; ConnImage, ConnSettings,
+#     ConnWait and ConnPool are the sessions' shared vocabulary).
 # Each rule fails on the tree before its change (checked: re-adding
 # "conn/out_queue.h" to http1/response.h fails 1; an epoll include in
-# lib/loop/engine.cc fails 2; dropping a method's name from §2b fails 3).
+# lib/loop/engine.cc fails 2; dropping a method's name from §2b fails 3;
+# http1::validate_answer back in worker_answers.cc, with its include, fails 4).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 fail=0
@@ -43,5 +48,10 @@ for m in $methods; do
     grep -q "\`$m\`" <<<"$section" || bad "lib/loop calls Conn::$m, which DESIGN.md §2b does not place"
 done
 ((n > 0)) || bad "found no Conn call in lib/loop: the inventory's pattern is broken"
+# 4. the loop names nothing of HTTP/1.
+if grep -nE '^#include "(http1|conn)/' lib/loop/*.h lib/loop/*.cc; then bad "lib/loop includes HTTP/1's code (above): its rules are proto/'s"; fi
+names=$(awk '{ sub(/\/\/.*/, ""); if ($0 ~ /http1::|(^|[^A-Za-z0-9_])Conn([^A-Za-z0-9_]|$)/) print FILENAME ":" FNR ": " $0 }' lib/loop/*.h lib/loop/*.cc)
+[[ -z $names ]] || bad "lib/loop names HTTP/1's code: $names"
+
 echo "lib/loop calls $n Conn methods (directly or through session.h), each placed in DESIGN.md §2b"
 exit $fail
