@@ -60,9 +60,11 @@ int Conn::respond(Exchange *x, int status, const weir_header_t *headers, size_t 
     ExSlot &sl = s.slot(x->seq);
     if (sl.state != kTaken)
         return -EINVAL;
-    int rc = http1::validate_answer(status, headers, num_headers, body, body_len);
-    if (rc < 0)
-        return rc;
+    if (!(flags & kAnswerChecked)) {
+        int rc = http1::validate_answer(status, headers, num_headers, body, body_len);
+        if (rc < 0)
+            return rc;
+    }
     const weir_request &r = x->req;
     bool asked = (r.flags & WEIR_REQ_KEEP_ALIVE) != 0;
     // The overload manager's level 1: the last request parsed closes the

@@ -118,8 +118,9 @@ int H2Session::submit_head(H2Stream *s, int status, const weir_header_t *h, size
 
 int H2Session::respond_impl(Exchange *x, int status, const weir_header_t *headers, size_t num_headers, const void *body,
                        size_t body_len, uint32_t flags) {
-    if ((flags & ~(WEIR_RESPOND_CLOSE | WEIR_RESPOND_ABORT)) || status < 200 || status > 999 ||
-        (body_len && !body) || check_fields(headers, num_headers))
+    if (flags & ~(WEIR_RESPOND_CLOSE | WEIR_RESPOND_ABORT | kAnswerChecked))
+        return -EINVAL;
+    if (!(flags & kAnswerChecked) && (status < 200 || status > 999 || (body_len && !body) || check_fields(headers, num_headers)))
         return -EINVAL;
     H2Stream *s = nullptr;
     if (int rc = check_x(x, &s))

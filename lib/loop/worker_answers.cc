@@ -99,6 +99,7 @@ int Worker::respond(TicketRef &r, int status, const weir_header_t *h, size_t nh,
     int rc = answer_check(status, h, nh, body, len);
     if (rc < 0)
         return rc;
+    flags |= kAnswerChecked; // the session's own check would repeat this one (here and when posted)
     if (answer_floor(h, nh, len, r.head()) > engine_.settings().max_output_bytes)
         return -EMSGSIZE;
     bool own = owner_thread();

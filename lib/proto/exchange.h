@@ -103,6 +103,12 @@ struct ConnImage {
     ~ConnImage();
 };
 
+// A bit a session's respond takes beside WEIR_RESPOND_*: the loop checked
+// the answer already (answer_check, proto/answer_rules.h, on the caller's
+// thread, before the claim), so the session does not check it again. Never
+// a public flag: weir_respond refuses any bit it does not name.
+inline constexpr uint32_t kAnswerChecked = 1u << 31;
+
 // What a session has counted, folded by the loop into its metrics (both
 // protocols count these; HTTP/2's own are H2Counters).
 struct SessionCounters {
