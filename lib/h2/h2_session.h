@@ -201,11 +201,15 @@ class H2Session {
         bool no_control_bound = false;
         bool no_flow_hold = false; // consume request bodies as they come
         bool field_throws = false; // a field's copy fails (std::bad_alloc), as out of memory would
+        bool keep_every_stream = false; // recycled streams kept whole and without bound (the arm)
     };
     static Hooks &hooks();
 
     // ---- internals shared by the files of lib/h2 (not the loop's)
     static constexpr uint32_t kOpen = UINT32_MAX;
+    // Recycled streams a session keeps for reuse (maybe_free), each with
+    // buffers of at most H2Stream::kKeepBuffer: h2load's -m16 reuses 16.
+    static constexpr uint32_t kKeepStreams = 16;
     const ConnSettings &cs_;
     H2Settings hs_;
     ConnPool &pool_;
@@ -250,6 +254,7 @@ class H2Session {
     H2Stream *ready_head_ = nullptr, *ready_tail_ = nullptr;
     H2Stream *reset_head_ = nullptr;
     H2Stream *free_ = nullptr; // recycled streams
+    uint32_t nfree_ = 0;       // how many (at most kKeepStreams: maybe_free)
     std::vector<Exchange *> scratch_; // each_taken / each_stream's snapshot
 
     // h2_session.cc
@@ -266,6 +271,8 @@ class H2Session {
     void maybe_free(H2Stream *s);  // freed when both sides are done
     void make_ready(H2Stream *s);
     void check_output_limit();
+    // Recycled streams kept for reuse now (tests).
+    uint32_t recycled_streams() const { return nfree_; }
     size_t unsent() const;        // framed bytes and the streams' backlogs
     bool window_stalled() const;
     int check_x(Exchange *x, H2Stream **out);

@@ -112,6 +112,9 @@ struct H2Stream : H2StreamState {
         lent_len = lent_off = 0;
     }
     void reset_for_reuse();
+    // Bytes each of a recycled stream's buffers may keep (shed()).
+    static constexpr size_t kKeepBuffer = 4096;
+    void shed();
 };
 
 } // namespace weir
