@@ -83,7 +83,11 @@ void H2Stream::shed() {
 }
 
 void H2Stream::reset_for_reuse() {
-    static_cast<H2StreamState &>(*this) = H2StreamState();
+    // Copied from one fresh state, not assigned from a temporary: the
+    // temporary was built (rep stos) and then copied (rep movs), 3.6 % of
+    // the server's CPU at h2load -m16 (docs/http2.md "Performance").
+    static const H2StreamState kFresh{};
+    static_cast<H2StreamState &>(*this) = kFresh;
     arena.clear();
     fields.clear();
     hdrs.clear();
