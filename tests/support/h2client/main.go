@@ -7,6 +7,7 @@
 //
 //	h2client -addr 127.0.0.1:PORT [-n 100] [-c 16] [-path /] [-want 'Hello, World!']
 //	h2client -addr 127.0.0.1:PORT -echo 1048576   (POST /echo: the body must come back)
+//	h2client -addr 127.0.0.1:PORT -n 100000000 -for 5s   (as many as fit in 5 s: a load across a deploy)
 //
 // It prints one line, "h2client: N requests, C concurrent, D connections: ok",
 // or the first failures and exits 1. The Transport multiplexes all requests
@@ -41,6 +42,7 @@ func main() {
 	wantStatus := flag.Int("status", 200, "the status each answer must have")
 	echo := flag.Int("echo", 0, "POST /echo with a random body of this many bytes instead of GET (the body must come back)")
 	timeout := flag.Duration("timeout", 30*time.Second, "the longest the whole run may take")
+	dur := flag.Duration("for", 0, "stop handing out requests after this long (0: make all n)")
 	flag.Parse()
 	if *addr == "" || *n < 1 || *c < 1 {
 		fmt.Fprintln(os.Stderr, "h2client: -addr is required; -n and -c must be at least 1")
@@ -91,8 +93,12 @@ func main() {
 			}
 		}()
 	}
-	for i := 0; i < *n; i++ {
-		jobs <- i
+	sent, until := 0, time.Now().Add(*dur)
+	for ; sent < *n; sent++ {
+		if *dur > 0 && time.Now().After(until) {
+			break
+		}
+		jobs <- sent
 	}
 	close(jobs)
 	wg.Wait()
@@ -105,10 +111,10 @@ func main() {
 			}
 			fmt.Println("h2client: FAIL:", f)
 		}
-		fmt.Printf("h2client: %d of %d requests failed\n", len(failures), *n)
+		fmt.Printf("h2client: %d of %d requests failed\n", len(failures), sent)
 		os.Exit(1)
 	}
-	fmt.Printf("h2client: %d requests, %d concurrent, %d connections: ok\n", *n, *c, dials.Load())
+	fmt.Printf("h2client: %d requests, %d concurrent, %d connections: ok\n", sent, *c, dials.Load())
 }
 
 func one(ctx context.Context, client *http.Client, addr, path string, body []byte, wantStatus int,
