@@ -155,6 +155,7 @@ iovec H2Session::read_space() {
 
 void H2Session::on_read(size_t n) {
     read_lent_ = false;
+    trim_free();
     if (n > 0)
         feed(in_, n);
     if (!lent() && in_ && (n == 0 || dead_)) {
@@ -164,6 +165,7 @@ void H2Session::on_read(size_t n) {
 }
 
 size_t H2Session::take_bytes(const char *p, size_t n) {
+    trim_free();
     if (!can_read())
         return 0;
     feed(p, n);
@@ -284,6 +286,7 @@ size_t H2Session::output_iov(iovec *iov, size_t max) {
 
 void H2Session::on_written(size_t n) {
     write_lent_ = false;
+    trim_free();
     if (dead_) {
         out_.release();
         return;
@@ -432,18 +435,30 @@ void H2Session::maybe_free(H2Stream *s) {
         nfree_++;
         return;
     }
-    // A wide burst's streams past what a busy connection reuses are let go,
-    // and a kept one sheds its large buffers: before, an idle connection
-    // kept every stream of its widest burst with its buffers (3.4 MB after
-    // 100 uploads of 16 KiB; docs/http2.md "Memory after a burst").
-    if (nfree_ >= kKeepStreams) {
-        delete s;
-        return;
-    }
+    // A recycled stream sheds its large buffers at once, and the streams of
+    // a wide burst past what a busy connection reuses are let go at the
+    // session's next entry from the loop (trim_free): not here, where the
+    // caller may still touch s (an abort inside a respond, then its
+    // keep_lent). Before, an idle connection kept every stream of its widest
+    // burst with its buffers (3.4 MB after 100 uploads of 16 KiB;
+    // docs/http2.md "Memory after a burst").
     s->shed();
     s->next_ready = free_;
     free_ = s;
     nfree_++;
+}
+
+// Called where the loop enters the session (bytes in, bytes written), so
+// no stream pointer of an earlier call is still held.
+void H2Session::trim_free() {
+    if (hooks().keep_every_stream) [[unlikely]]
+        return;
+    while (nfree_ > kKeepStreams) {
+        H2Stream *n = free_->next_ready;
+        delete free_;
+        free_ = n;
+        nfree_--;
+    }
 }
 
 

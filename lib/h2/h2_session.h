@@ -254,7 +254,7 @@ class H2Session {
     H2Stream *ready_head_ = nullptr, *ready_tail_ = nullptr;
     H2Stream *reset_head_ = nullptr;
     H2Stream *free_ = nullptr; // recycled streams
-    uint32_t nfree_ = 0;       // how many (at most kKeepStreams: maybe_free)
+    uint32_t nfree_ = 0;       // how many (past kKeepStreams only until trim_free)
     std::vector<Exchange *> scratch_; // each_taken / each_stream's snapshot
 
     // h2_session.cc
@@ -271,6 +271,7 @@ class H2Session {
     void maybe_free(H2Stream *s);  // freed when both sides are done
     void make_ready(H2Stream *s);
     void check_output_limit();
+    void trim_free(); // the recycled streams past kKeepStreams go (h2_session.cc)
     // Recycled streams kept for reuse now (tests).
     uint32_t recycled_streams() const { return nfree_; }
     size_t unsent() const;        // framed bytes and the streams' backlogs
