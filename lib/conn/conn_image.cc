@@ -101,6 +101,7 @@ bool Conn::lift(ConnImage &img) {
     img.parse_errors = counters_.parse_errors;
     img.continues_sent = counters_.continues_sent;
     img.served = (flags_ & kGotBytes) != 0;
+    img.sniff = (flags_ & (kSniff | kWantH2)) != 0 && !(flags_ & kWantH2Up);
     // Dead, not closed: the socket lives on in the image.
     flags_ |= kDead | kClosing | kNoMore | kFinal;
     if (st_)

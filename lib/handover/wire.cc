@@ -21,7 +21,7 @@ ImageBody to_body(const ConnImage &img, uint64_t seq) {
     b.continues_sent = img.continues_sent;
     b.unread_len = img.unread_len;
     b.peer_len = img.peer_len;
-    b.served = img.served;
+    b.served = (img.served ? 1u : 0u) | (img.sniff ? kImageSniff : 0u);
     std::memcpy(b.peer, &img.peer, sizeof b.peer);
     return b;
 }
@@ -32,7 +32,8 @@ void from_body(const ImageBody &b, ConnImage &img) {
     img.responses = b.responses;
     img.parse_errors = b.parse_errors;
     img.continues_sent = b.continues_sent;
-    img.served = b.served != 0;
+    img.served = (b.served & 1u) != 0;
+    img.sniff = (b.served & kImageSniff) != 0;
     img.peer_len = b.peer_len;
     std::memcpy(&img.peer, b.peer, sizeof img.peer);
 }

@@ -58,9 +58,14 @@ struct ImageBody {
     uint64_t requests, responses, parse_errors, continues_sent;
     uint64_t unread_len; // in all: this message's tail, then More messages
     uint32_t peer_len;
-    uint32_t served;
+    uint32_t served; // bit 0: ConnImage::served; kImageSniff: ConnImage::sniff
     unsigned char peer[sizeof(sockaddr_storage)];
 };
+
+// A bit of ImageBody::served. A peer of the same kProto that predates it
+// reads the image as served (keep-alive timing only) and parses its bytes
+// as HTTP/1.
+inline constexpr uint32_t kImageSniff = 2;
 
 struct CountBody {
     uint64_t n;

@@ -94,6 +94,12 @@ struct ConnImage {
     uint64_t id = 0;          // 0: a new connection (the adopter numbers it)
     uint64_t requests = 0, responses = 0, parse_errors = 0, continues_sent = 0;
     bool served = false;      // it sent bytes before (keep-alive timing, not first-byte)
+    // It had not chosen its protocol (h2c's sniff, conn_sniff.cc): no byte
+    // yet, part of HTTP/2's preface, or the preface whole while held (an
+    // HTTP/2 session is never moved, so a connection that spoke only the
+    // preface moves undecided). The adopter sniffs unread as a new
+    // connection's first bytes.
+    bool sniff = false;
     char *unread = nullptr;   // bytes read and not yet parsed (malloc'd, owned)
     size_t unread_len = 0;
 

@@ -13,6 +13,28 @@ void Session::destroy() {
         delete &h2();
 }
 
+// A connection held for a move (a transplant, the switch, a hot upgrade)
+// whose HTTP/2 preface arrives stays undecided: it moves by image with the
+// preface unread and its adopter sniffs it (ConnImage::sniff), where an
+// HTTP/2 session made here could only be drained by GOAWAY. That drain
+// lost requests: a client's fresh dial that reached the old engine during
+// the move was closed before it had written its first request, and Go's
+// x/net fails a request whose connection closed before its first stream
+// ("client conn could not be established") rather than retry it
+// (tests/scripts/h2_handover.sh; docs/http2.md). An Upgrade: h2c
+// request is a request (its answer is stream 1): it turns here and drains.
+void Session::maybe_turn_h2() {
+    Conn &c = h1();
+    if (c.held() && c.h2_upgrade() == 0 && !hooks().drain_held_preface) [[unlikely]]
+        return; // moves undecided (Conn::lift sets the image's sniff)
+    turn_h2();
+}
+
+Session::Hooks &Session::hooks() {
+    static Hooks h;
+    return h;
+}
+
 void Session::turn_h2() {
     Conn &c = h1();
     H2Settings hs;

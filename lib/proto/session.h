@@ -39,6 +39,13 @@ class Session {
 
     Proto proto() const { return proto_; }
 
+    struct Hooks {
+        // A held connection's preface turns it HTTP/2 there and then, which
+        // a move can only drain (the arm that loses: maybe_turn_h2).
+        bool drain_held_preface = false;
+    };
+    static Hooks &hooks();
+
 #define WEIR_SESSION(call) (proto_ == Proto::Http1 ? h1().call : h2().call)
 
     // ---- input
@@ -46,12 +53,12 @@ class Session {
     void on_read(size_t n) {
         WEIR_SESSION(on_read(n));
         if (proto_ == Proto::Http1 && h1().wants_h2()) [[unlikely]]
-            turn_h2();
+            maybe_turn_h2();
     }
     size_t take_bytes(const char *p, size_t n) {
         size_t k = WEIR_SESSION(take_bytes(p, n));
         if (proto_ == Proto::Http1 && h1().wants_h2()) [[unlikely]]
-            turn_h2();
+            maybe_turn_h2();
         return k;
     }
     void on_eof() { WEIR_SESSION(on_eof()); }
@@ -135,12 +142,25 @@ class Session {
 
     // ---- moving
     void hold() { WEIR_SESSION(hold()); }
-    void unhold() { WEIR_SESSION(unhold()); }
+    void unhold() {
+        WEIR_SESSION(unhold());
+        if (proto_ == Proto::Http1 && h1().wants_h2()) [[unlikely]]
+            maybe_turn_h2(); // its preface came while it was held
+    }
     bool detachable() const { return WEIR_SESSION(detachable()); }
     bool detach(ConnImage &img) { return WEIR_SESSION(detach(img)); }
     bool upgrade_ready() const { return WEIR_SESSION(upgrade_ready()); }
     bool detach_upgraded(ConnImage &img) { return WEIR_SESSION(detach_upgraded(img)); }
-    bool adopt(const ConnImage &img) { return WEIR_SESSION(adopt(img)); }
+    // An image with sniff set is adopted as a new connection's first bytes
+    // are read: sniffed, and HTTP/2's from here on if they are its preface.
+    bool adopt(const ConnImage &img) {
+        if (proto_ == Proto::Http1 && img.sniff && (settings_.protocols & WEIR_PROTO_H2C))
+            h1().sniff_h2(!(settings_.protocols & WEIR_PROTO_HTTP1));
+        bool ok = WEIR_SESSION(adopt(img));
+        if (ok && proto_ == Proto::Http1 && h1().wants_h2())
+            maybe_turn_h2();
+        return ok;
+    }
 
 #undef WEIR_SESSION
 
@@ -161,7 +181,8 @@ class Session {
     }
 
   private:
-    void turn_h2(); // session.cc
+    void maybe_turn_h2(); // session.cc
+    void turn_h2();
     void destroy();
 
     alignas(Conn) unsigned char mem_[sizeof(Conn)];

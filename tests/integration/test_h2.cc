@@ -19,6 +19,14 @@
 //     hand-over) drains HTTP/2 by GOAWAY: the held stream is still answered
 //     where it began, then the connection closes (WEIR_CLOSE_GOAWAY) and
 //     a new client is served by the engine that took over.
+//   test_h2_preface_while_held_moves: a client whose connection reaches the
+//     old engine during a hot upgrade's hand-over (its listener still
+//     accepts) and sends only the preface is moved by image, undecided,
+//     and its first request is answered by the successor. Negative arm
+//     (Session::Hooks::drain_held_preface: the session turns HTTP/2 on the
+//     old side and is drained): GOAWAY with no stream, then EOF before the
+//     request, the loss Go's client reports as "client conn could not be
+//     established" (tests/scripts/h2_handover.sh).
 //   test_h2_error_close_{lingers,resets_without_the_linger}: a protocol
 //     error with 256 KiB of the client's frames still unread: the client
 //     reads weir's GOAWAY and then EOF, never a reset; the arm without the
@@ -36,6 +44,7 @@
 
 #include "cmocka_cxx.h" // after the C++ headers: cmocka defines fail()
 #include "loop/linger.h"
+#include "proto/session.h"
 #include "support/h2_wire.h"
 #include "support/handover_ptr.h"
 #include "support/net.h"
@@ -275,6 +284,76 @@ void test_h2_handover_drains_by_goaway(void **) {
     });
 }
 
+struct HeldPreface {
+    int status = 0;
+    std::string body;
+    bool goaway = false, eof = false;
+};
+
+// A keeps the hand-over waiting with a held stream on c1 (its listener
+// accepts until both sides are done); c2 connects then, sends its preface
+// and SETTINGS, and asks once the server's SETTINGS came, unless a GOAWAY
+// came with them (the server's first write holds both).
+HeldPreface preface_while_held(bool rule) {
+    weir::Session::hooks().drain_held_preface = !rule;
+    g_held.clear();
+    Server a, b;
+    if (a.start(config(1, WEIR_MODE_INLINE, hold, nullptr)) == WEIR_E_UNAVAILABLE) {
+        weir::Session::hooks().drain_held_preface = false;
+        skip();
+    }
+    std::string path = "/tmp/weir-test-h2-preface-" + std::to_string(::getpid()) + ".sock";
+    HandoverPtr ha, hb;
+    h2wire::Client c1(a.port);
+    int32_t id1 = c1.get("/held");
+    assert_true(c1.run([] { return held() == 1; }));
+    weir_handover_options o{};
+    o.size = sizeof o;
+    o.wait_ms = 5000;
+    weir_handover *h = nullptr;
+    assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &h), 0);
+    ha.reset(h);
+    assert_int_equal(create(config(1, WEIR_MODE_INLINE, answer_view, nullptr), &b.e), 0);
+    h = nullptr;
+    assert_int_equal(weir_handover_take_over(b.e, path.c_str(), &o, &h), 0);
+    hb.reset(h);
+    assert_int_equal(weir_engine_start(b.e), 0);
+    assert_true(c1.run([&] { return c1.goaway; })); // A is draining: the hand-over is under way
+    h2wire::Client c2(a.port);
+    assert_true(c2.run([&] { return c2.settings || c2.eof; }));
+    HeldPreface r;
+    if (c2.goaway) {
+        // Drained where it arrived (the arm): a client asks nothing of a
+        // connection that said GOAWAY; it closes after the PING round trip.
+        assert_true(c2.run([&] { return c2.eof; }));
+    } else {
+        int32_t id2 = c2.get("/moved");
+        assert_true(c2.run([&] { return c2.got[id2].closed || c2.eof; }));
+        r.status = c2.got[id2].status;
+        r.body = c2.got[id2].body;
+    }
+    r.goaway = c2.goaway;
+    r.eof = c2.eof;
+    assert_int_equal(weir_respond(held_list()[0], 200, nullptr, 0, "kept", 4, 0), 0);
+    assert_true(c1.run([&] { return c1.got[id1].closed && c1.eof; }));
+    assert_int_equal(weir_handover_wait(ha.get(), 5000000000LL), 0);
+    assert_int_equal(weir_handover_wait(hb.get(), 5000000000LL), 0);
+    weir::Session::hooks().drain_held_preface = false;
+    return r;
+}
+
+void test_h2_preface_while_held_moves(void **) {
+    HeldPreface r = preface_while_held(true);
+    assert_int_equal(r.status, 200);
+    assert_true(r.body.rfind("1 0 GET /moved", 0) == 0); // answered by the successor
+    assert_false(r.goaway);
+    // The negative arm: drained where it arrived, its request never answered.
+    HeldPreface off = preface_while_held(false);
+    assert_true(off.goaway);
+    assert_true(off.eof);
+    assert_int_equal(off.status, 0);
+}
+
 // The client's preface and SETTINGS, a DATA frame on stream 0 (a connection
 // error, RFC 9113 §6.1), then 256 KiB of PINGs the session will never read.
 Seen error_close(bool linger) {
@@ -327,6 +406,7 @@ int main(void) {
         cmocka_unit_test(test_h2_shutdown_goaway),
         cmocka_unit_test(test_h2_switch_drains_by_goaway),
         cmocka_unit_test(test_h2_handover_drains_by_goaway),
+        cmocka_unit_test(test_h2_preface_while_held_moves),
         cmocka_unit_test(test_h2_error_close_lingers),
         cmocka_unit_test(test_h2_error_close_resets_without_the_linger),
     };

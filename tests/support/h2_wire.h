@@ -30,6 +30,7 @@ class Client {
   public:
     std::map<int32_t, Stream> got;
     bool goaway = false, eof = false;
+    bool settings = false; // the server's SETTINGS came
     uint32_t goaway_code = 0;
     int fd = -1;
 
@@ -119,6 +120,8 @@ class Client {
         if (f->hd.type == NGHTTP2_GOAWAY) {
             me(u).goaway = true;
             me(u).goaway_code = f->goaway.error_code;
+        } else if (f->hd.type == NGHTTP2_SETTINGS && !(f->hd.flags & NGHTTP2_FLAG_ACK)) {
+            me(u).settings = true;
         } else if (f->hd.type == NGHTTP2_RST_STREAM) {
             me(u).got[f->hd.stream_id].rst = f->rst_stream.error_code;
         }

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""The driver of tests/scripts/h2/handover_h2.sh: weir-demo's hot upgrade across two
+"""The driver of tests/scripts/h2_handover.sh: weir-demo's hot upgrade across two
 processes (--upgrade-socket, --take-over; docs/upgrade.md) with HTTP/2
-clients on it. An HTTP/2 connection is not moved by its image: the old
-process drains it by GOAWAY (docs/http2.md, "Not done yet") and the client
-opens its next connection to the successor, which took the listeners.
+clients on it. An HTTP/2 session is not moved by its image: the old
+process drains it by GOAWAY (docs/http2.md, "Moves") and the client opens
+its next connection to the successor, which took the listeners; a
+connection that reached the old process during the move and sent only the
+preface moves by image, undecided.
 
 handover_h2.py --bin weir-demo --client h2client --tmp DIR [--arms A,B]
                     [--rounds N] [--backends epoll,uring] [--slow F]

@@ -3,7 +3,7 @@
 # (docs/upgrade.md, docs/http2.md): an HTTP/2 connection is drained by
 # GOAWAY on the old process, and Go's HTTP/2 client (tests/support/h2client,
 # h2c by prior knowledge) opens its next one to the successor. Driven by
-# demo_handover_h2.py:
+# tests/scripts/h2/handover_h2.py:
 # - h2 (must hold): 4 back-to-back upgrades, epoll -> io_uring and back,
 #   under 16 requests in flight: every request answered, the client dialled
 #   again after each upgrade, each old process "handover: done" with lost
@@ -11,16 +11,16 @@
 # - h2-plain (must lose): SIGTERM and a new demo on the same port under the
 #   same client: requests fail.
 #
-# NOT in make test (tests/scripts/h2/ is not run by scripts/run-tests): the
-# h2 arm fails in about half of the runs of 8 upgrades, a loss it found and
-# that is open (docs/http2.md "Not done yet"): Go's client dials a new
-# connection after a GOAWAY, the old process (still accepting until its
-# listeners move) takes it, drains it at once, and closes it after the PING
-# round trip, before the client wrote its first request; Go's transport
-# fails a request bound to a connection closed before its first stream
-# ("http2: client conn could not be established") instead of retrying it.
-# Run: B=build bash tests/scripts/h2/handover_h2.sh [--arms h2 --rounds 8]
-here=$(cd "$(dirname "$0")/.." && pwd)
+# The h2 arm held only once a connection whose preface reaches the old
+# process while it is held moves undecided, by image (proto/session.cc,
+# maybe_turn_h2): before, the old process turned it HTTP/2 and drained it
+# before the client wrote its first request, and Go's transport failed that
+# request ("http2: client conn could not be established"), 1-8 requests in
+# about half the runs of 8 upgrades (docs/http2.md). The engine-level test
+# with its negative arm is tests/integration/test_h2.cc
+# (test_h2_preface_while_held_moves).
+# Run: B=build bash tests/scripts/h2_handover.sh [--arms h2 --rounds 8]
+here=$(cd "$(dirname "$0")" && pwd)
 source "$here/demo_common.bash"
 need_bin "$B/bin/weir-demo"
 command -v python3 >/dev/null || { echo "skip: python3 needed for the driver"; exit 77; }
