@@ -27,7 +27,8 @@ class Session {
     enum class Proto : uint8_t { Http1, Http2 };
 
     // fresh: a new connection (it may turn HTTP/2); a moved one stays HTTP/1
-    // (an HTTP/2 connection is drained, never moved: docs/http2.md).
+    // (an HTTP/2 session is drained, never moved: docs/http2.md) unless its
+    // image had not chosen yet (ConnImage::sniff: adopt sniffs it).
     Session(const ConnSettings &settings, ConnPool &pool, uint64_t id, bool fresh) : settings_(settings), pool_(pool) {
         new (mem_) Conn(settings, pool, id);
         if (fresh && (settings.protocols & WEIR_PROTO_H2C))
