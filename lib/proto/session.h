@@ -31,8 +31,8 @@ class Session {
     // image had not chosen yet (ConnImage::sniff: adopt sniffs it).
     Session(const ConnSettings &settings, ConnPool &pool, uint64_t id, bool fresh) : settings_(settings), pool_(pool) {
         new (mem_) Conn(settings, pool, id);
-        if (fresh && (settings.protocols & WEIR_PROTO_H2C))
-            h1().sniff_h2(!(settings.protocols & WEIR_PROTO_HTTP1));
+        if (fresh)
+            start_sniff();
     }
     ~Session() { destroy(); }
     Session(const Session &) = delete;
@@ -155,8 +155,8 @@ class Session {
     // An image with sniff set is adopted as a new connection's first bytes
     // are read: sniffed, and HTTP/2's from here on if they are its preface.
     bool adopt(const ConnImage &img) {
-        if (proto_ == Proto::Http1 && img.sniff && (settings_.protocols & WEIR_PROTO_H2C))
-            h1().sniff_h2(!(settings_.protocols & WEIR_PROTO_HTTP1));
+        if (proto_ == Proto::Http1 && img.sniff)
+            start_sniff();
         bool ok = WEIR_SESSION(adopt(img));
         if (ok && proto_ == Proto::Http1 && h1().wants_h2())
             maybe_turn_h2();
@@ -182,6 +182,12 @@ class Session {
     }
 
   private:
+    // With h2c on, the Conn reads its first bytes as a new connection's:
+    // HTTP/2's preface (or, h2c only, anything) turns it HTTP/2.
+    void start_sniff() {
+        if (settings_.protocols & WEIR_PROTO_H2C)
+            h1().sniff_h2(!(settings_.protocols & WEIR_PROTO_HTTP1));
+    }
     void maybe_turn_h2(); // session.cc
     void turn_h2();
     void destroy();

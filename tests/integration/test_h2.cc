@@ -255,6 +255,29 @@ void test_h2_switch_drains_by_goaway(void **) {
     assert_int_equal(weir_engine_pause(a.e), 0);
 }
 
+// A hot upgrade's hand-over between two engines of one process: A offers
+// on path, B (answer_view) is created to take over and started.
+void begin_handover(Server &a, Server &b, const std::string &path, HandoverPtr &ha, HandoverPtr &hb) {
+    weir_handover_options o{};
+    o.size = sizeof o;
+    o.wait_ms = 5000;
+    weir_handover *h = nullptr;
+    assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &h), 0);
+    ha.reset(h);
+    assert_int_equal(create(config(1, WEIR_MODE_INLINE, answer_view, nullptr), &b.e), 0);
+    h = nullptr;
+    assert_int_equal(weir_handover_take_over(b.e, path.c_str(), &o, &h), 0);
+    hb.reset(h);
+    assert_int_equal(engine_port(b.e, &b.port), 0);
+    assert_int_equal(weir_engine_start(b.e), 0);
+}
+
+// Both sides done: only then does the successor accept.
+void end_handover(HandoverPtr &ha, HandoverPtr &hb) {
+    assert_int_equal(weir_handover_wait(ha.get(), 5000000000LL), 0);
+    assert_int_equal(weir_handover_wait(hb.get(), 5000000000LL), 0);
+}
+
 // A hot upgrade's hand-over (weir_handover_offer / take_over, here two
 // engines of one process): the HTTP/2 connection is not handed over as an
 // image; it drains on A, and the hand-over completes once it has closed.
@@ -265,23 +288,7 @@ void test_h2_handover_drains_by_goaway(void **) {
         skip();
     std::string path = "/tmp/weir-test-h2-handover-" + std::to_string(::getpid()) + ".sock";
     HandoverPtr ha, hb;
-    drains_by_goaway(a, a.port, [&] {
-        weir_handover_options o{};
-        o.size = sizeof o;
-        o.wait_ms = 5000;
-        weir_handover *h = nullptr;
-        assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &h), 0);
-        ha.reset(h);
-        assert_int_equal(create(config(1, WEIR_MODE_INLINE, answer_view, nullptr), &b.e), 0);
-        h = nullptr;
-        assert_int_equal(weir_handover_take_over(b.e, path.c_str(), &o, &h), 0);
-        hb.reset(h);
-        assert_int_equal(engine_port(b.e, &b.port), 0);
-        assert_int_equal(weir_engine_start(b.e), 0);
-    }, [&] { // the successor accepts once both sides are done
-        assert_int_equal(weir_handover_wait(ha.get(), 5000000000LL), 0);
-        assert_int_equal(weir_handover_wait(hb.get(), 5000000000LL), 0);
-    });
+    drains_by_goaway(a, a.port, [&] { begin_handover(a, b, path, ha, hb); }, [&] { end_handover(ha, hb); });
 }
 
 struct HeldPreface {
@@ -307,17 +314,7 @@ HeldPreface preface_while_held(bool rule) {
     h2wire::Client c1(a.port);
     int32_t id1 = c1.get("/held");
     assert_true(c1.run([] { return held() == 1; }));
-    weir_handover_options o{};
-    o.size = sizeof o;
-    o.wait_ms = 5000;
-    weir_handover *h = nullptr;
-    assert_int_equal(weir_handover_offer(a.e, path.c_str(), &o, &h), 0);
-    ha.reset(h);
-    assert_int_equal(create(config(1, WEIR_MODE_INLINE, answer_view, nullptr), &b.e), 0);
-    h = nullptr;
-    assert_int_equal(weir_handover_take_over(b.e, path.c_str(), &o, &h), 0);
-    hb.reset(h);
-    assert_int_equal(weir_engine_start(b.e), 0);
+    begin_handover(a, b, path, ha, hb);
     assert_true(c1.run([&] { return c1.goaway; })); // A is draining: the hand-over is under way
     h2wire::Client c2(a.port);
     assert_true(c2.run([&] { return c2.settings || c2.eof; }));
@@ -336,8 +333,7 @@ HeldPreface preface_while_held(bool rule) {
     r.eof = c2.eof;
     assert_int_equal(weir_respond(held_list()[0], 200, nullptr, 0, "kept", 4, 0), 0);
     assert_true(c1.run([&] { return c1.got[id1].closed && c1.eof; }));
-    assert_int_equal(weir_handover_wait(ha.get(), 5000000000LL), 0);
-    assert_int_equal(weir_handover_wait(hb.get(), 5000000000LL), 0);
+    end_handover(ha, hb);
     weir::Session::hooks().drain_held_preface = false;
     return r;
 }

@@ -162,15 +162,12 @@ def run(backend, trim, wave, held=False):
         t0 = time.monotonic()
         for i in range(0, N, wave):
             batch = [socket.create_connection(("127.0.0.1", port)) for _ in range(min(wave, N - i))]
-            if held:
+            parts = (REQ[:HALF], REQ[HALF:]) if held else (REQ,)
+            for k, part in enumerate(parts):
+                if k:
+                    time.sleep(HOLD_S)
                 for c in batch:
-                    c.sendall(REQ[:HALF])
-                time.sleep(HOLD_S)
-                for c in batch:
-                    c.sendall(REQ[HALF:])
-            else:
-                for c in batch:
-                    c.sendall(REQ)
+                    c.sendall(part)
             for c in batch:
                 answer(c)
             conns += batch
@@ -228,5 +225,6 @@ def main():
     if mo["mem_trims"] != 0 or mo["mem_pooled_bytes"] < LOSS_STATES * STATE_BYTES:
         fail(f"{backend}: the arm without the trim trimmed or kept fewer than {LOSS_STATES} states' bytes: {mo}")
     print(f"{backend}: ok")
+
 
 main()
